@@ -1,0 +1,105 @@
+"""The built-in catalog: models and GPUs, each number with its source and observed date.
+
+Data lives in TOML under ``catalog/data/``; this module only loads and resolves it. Every
+other module receives specs (``ModelSpec``, ``GPUSpec``) and never reads these files itself.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from gpuplan.errors import InputError
+from gpuplan.hardware.gpu import GPUSpec
+from gpuplan.workload.model import ModelSpec
+
+
+class CatalogError(InputError, LookupError):
+    """A name the catalog does not hold; the message suggests the closest ones."""
+
+
+@cache
+def _read(filename: str) -> dict[str, Any]:
+    text = resources.files("gpuplan.catalog").joinpath("data", filename).read_text("utf-8")
+    return tomllib.loads(text)
+
+
+def model_entries() -> dict[str, dict[str, Any]]:
+    """Raw catalog entries by name: config.json keys under ``config`` plus provenance."""
+    return _read("models.toml")["models"]
+
+
+def gpu_entries() -> dict[str, dict[str, Any]]:
+    """Raw catalog entries by GPU id."""
+    return _read("gpus.toml")["gpus"]
+
+
+def model_names() -> list[str]:
+    return list(model_entries())
+
+
+def gpu_ids() -> list[str]:
+    return list(gpu_entries())
+
+
+def _suggest(name: str, candidates: list[str], kind: str, command: str) -> CatalogError:
+    close = difflib.get_close_matches(name.lower(), candidates, n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    return CatalogError(f"unknown {kind} {name!r}{hint} (`gpuplan {command}` lists them)")
+
+
+@cache
+def load_model(name: str) -> ModelSpec:
+    """The catalog model ``name`` (e.g. ``llama-3.1-8b``), built through ``from_hf_config``."""
+    entries = model_entries()
+    key = name.strip().lower()
+    if key not in entries:
+        raise _suggest(name, list(entries), "model", "models")
+    return ModelSpec.from_hf_config(entries[key]["config"], name=key)
+
+
+def _alias_key(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+@cache
+def _gpu_alias_index() -> dict[str, str]:
+    index: dict[str, str] = {}
+    for gpu_id, entry in gpu_entries().items():
+        index[_alias_key(gpu_id)] = gpu_id
+        for alias in entry.get("aliases", []):
+            index[_alias_key(alias)] = gpu_id
+    return index
+
+
+def resolve_gpu_id(name: str) -> str:
+    """Map an id or a known alias ("H100 SXM", "A100-80GB", "RTX4090", "910B") to a catalog id."""
+    gpu_id = _gpu_alias_index().get(_alias_key(name))
+    if gpu_id is None:
+        candidates = list(gpu_entries())
+        for entry in gpu_entries().values():
+            candidates.extend(alias.lower() for alias in entry.get("aliases", []))
+        raise _suggest(name, candidates, "GPU", "gpus")
+    return gpu_id
+
+
+@cache
+def load_gpu(name: str) -> GPUSpec:
+    """The catalog GPU for an id or alias."""
+    gpu_id = resolve_gpu_id(name)
+    entry = dict(gpu_entries()[gpu_id])
+    entry["aliases"] = tuple(entry.get("aliases", ()))
+    entry["peak_flops"] = {k: float(v) for k, v in entry["peak_flops"].items()}
+    return GPUSpec(id=gpu_id, **entry)
+
+
+def all_gpus() -> list[GPUSpec]:
+    return [load_gpu(gpu_id) for gpu_id in gpu_ids()]
+
+
+def all_models() -> list[ModelSpec]:
+    return [load_model(name) for name in model_names()]

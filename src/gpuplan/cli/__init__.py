@@ -1,0 +1,1 @@
+"""The ``gpuplan`` command: one module per command group, registered in ``app.py``."""

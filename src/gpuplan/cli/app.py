@@ -1,0 +1,49 @@
+"""The ``gpuplan`` command line. Each command group lives in its own module and registers here.
+
+Heavy modules (NumPy, the models, pricing) are imported inside the commands, so that
+``gpuplan --help`` starts fast.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from gpuplan.cli import catalog_commands
+from gpuplan.errors import InputError
+
+app = typer.Typer(
+    name="gpuplan",
+    help=(
+        "Plan GPU rentals for LLM training: what fits, how long it takes, what it really "
+        "costs, and whether the machine delivers what was sold."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+
+catalog_commands.register(app)
+
+
+def main() -> None:
+    """Entry point: run the app; bad input becomes one line on stderr and exit code 2."""
+    try:
+        app(standalone_mode=False)
+    except InputError as error:
+        typer.echo(f"error: {error}", err=True)
+        sys.exit(2)
+    except typer.Exit as done:
+        sys.exit(done.exit_code)
+    except typer.Abort:
+        typer.echo("aborted", err=True)
+        sys.exit(1)
+    except Exception as error:  # click usage errors arrive here with standalone_mode=False
+        import click
+
+        if isinstance(error, click.ClickException):
+            error.show()
+            sys.exit(error.exit_code)
+        raise

@@ -1,0 +1,1 @@
+"""The models: FLOPs, memory, communication, step time and reliability."""

@@ -1,0 +1,1 @@
+"""Where it runs: GPUs and clusters."""

@@ -1,0 +1,105 @@
+"""GPUSpec: what one accelerator offers a training job.
+
+All figures are in base units: bytes, bytes per second, FLOP/s, watts, US dollars. Peak FLOP/s
+are **dense** (no 2:4 sparsity) and, for GeForce cards, with the FP32 accumulate that training
+uses (the RTX 4090 does 165 dense bf16 TFLOP/s with FP32 accumulate, not the 330 printed for
+FP16 accumulate). Links are per GPU and unidirectional unless named otherwise: NVIDIA markets
+NVLink as bidirectional (H100: 900 GB/s), a collective sees one direction (450 GB/s).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
+"""Datatypes with a dense peak in the catalog; fp8 only where the tensor cores support it."""
+
+
+@dataclass(frozen=True)
+class GPUSpec:
+    """One GPU model from the catalog, with provenance for its numbers."""
+
+    id: str
+    name: str
+    vendor: str
+    memory_bytes: int
+    memory_quoted: str
+    memory_type: str
+    memory_bandwidth: float
+    peak_flops: Mapping[str, float]
+    intra_node_link: str
+    intra_node_bandwidth: float
+    pcie_generation: int
+    gpus_per_node: int
+    tdp_watts: float | None
+    source: str
+    observed: str
+    form_factor: str = ""
+    architecture: str = ""
+    aliases: tuple[str, ...] = ()
+    accumulate: str = "fp32"
+    intra_node_bandwidth_vendor_bidirectional: float | None = None
+    nvlink_domain_size: int = 1
+    purchase_price_usd: float | None = None
+    purchase_price_observed: str | None = None
+    purchase_price_source: str | None = None
+    vendor_datasheet: bool = True
+    notes: str = ""
+    provenance: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    def peak(self, dtype: str) -> float:
+        """Dense peak FLOP/s for ``dtype``; fp8 falls back to bf16 where the GPU has no fp8."""
+        if dtype in self.peak_flops:
+            return float(self.peak_flops[dtype])
+        if dtype == "fp8":
+            return float(self.peak_flops["bf16"])
+        raise KeyError(f"{self.id} has no {dtype} peak; known: {', '.join(self.peak_flops)}")
+
+    @property
+    def has_fp8(self) -> bool:
+        return "fp8" in self.peak_flops
+
+    @property
+    def memory_gib(self) -> float:
+        return self.memory_bytes / 2**30
+
+    def source_of(self, field_name: str) -> tuple[str, str]:
+        """(source, observed) for one field: its own entry in ``provenance``, else the GPU's."""
+        entry = self.provenance.get(field_name)
+        if entry:
+            return entry["source"], entry["observed"]
+        return self.source, self.observed
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON view with stable keys in base units."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "vendor": self.vendor,
+            "aliases": list(self.aliases),
+            "form_factor": self.form_factor,
+            "architecture": self.architecture,
+            "memory_bytes": self.memory_bytes,
+            "memory_quoted": self.memory_quoted,
+            "memory_type": self.memory_type,
+            "memory_bandwidth_bytes_per_second": self.memory_bandwidth,
+            "peak_flops": dict(self.peak_flops),
+            "accumulate": self.accumulate,
+            "intra_node_link": self.intra_node_link,
+            "intra_node_bandwidth_bytes_per_second": self.intra_node_bandwidth,
+            "intra_node_bandwidth_vendor_bidirectional": self.intra_node_bandwidth_vendor_bidirectional,
+            "nvlink_domain_size": self.nvlink_domain_size,
+            "pcie_generation": self.pcie_generation,
+            "gpus_per_node": self.gpus_per_node,
+            "tdp_watts": self.tdp_watts,
+            "purchase_price_usd": self.purchase_price_usd,
+            "purchase_price_observed": self.purchase_price_observed,
+            "purchase_price_source": self.purchase_price_source,
+            "vendor_datasheet": self.vendor_datasheet,
+            "source": self.source,
+            "observed": self.observed,
+            "provenance": {k: dict(v) for k, v in self.provenance.items()},
+            "notes": self.notes,
+        }

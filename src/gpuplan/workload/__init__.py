@@ -1,0 +1,1 @@
+"""What is trained: the model's architecture and the training job."""
