@@ -1,0 +1,211 @@
+"""Scenario: the YAML/JSON contract (DESIGN.md) turned into a job, a cluster and a strategy.
+
+A scenario is a file (``.yaml``, ``.yml`` or ``.json``) or the same mapping in Python. Every
+error names the field and the accepted values, on one line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpuplan.errors import InputError
+from gpuplan.hardware.cluster import Cluster
+from gpuplan.strategy import Strategy
+from gpuplan.units import parse_tokens
+from gpuplan.workload.job import LoraConfig, TrainingJob
+from gpuplan.workload.model import ModelSpec
+
+TOP_LEVEL_KEYS = (
+    "name", "model", "method", "lora", "precision", "optimizer", "framework", "seq_len",
+    "global_batch", "global_batch_tokens", "micro_batch", "tokens", "hardware", "strategy",
+    "trainable_layers", "fused_loss",
+)
+HARDWARE_KEYS = ("gpu", "count", "gpus_per_node", "inter_node")
+STRATEGY_KEYS = (
+    "dp", "tp", "pp", "vpp", "cp", "ep", "zero", "micro_batch", "recompute", "offload",
+    "flash_attention", "sequence_parallel",
+)
+LORA_KEYS = ("rank", "alpha", "targets", "dropout", "double_quant")
+
+
+class ScenarioError(InputError):
+    """A scenario file or mapping that gpuplan cannot read."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A parsed scenario. ``strategy_given`` lists the strategy keys the user fixed."""
+
+    job: TrainingJob
+    cluster: Cluster | None
+    strategy: Strategy
+    strategy_given: tuple[str, ...]
+    name: str = ""
+
+
+def read_scenario_file(path: str | Path) -> dict[str, Any]:
+    """Read a YAML or JSON scenario file into a mapping."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError as error:
+        raise ScenarioError(f"scenario: no such file {str(file)!r}") from error
+    except OSError as error:
+        raise ScenarioError(f"scenario: cannot read {str(file)!r}: {error.strerror}") from error
+    if file.suffix.lower() == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ScenarioError(f"scenario: {str(file)!r} is not valid JSON (line {error.lineno})") from error
+    else:
+        import yaml
+
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as error:
+            mark = getattr(error, "problem_mark", None)
+            where = f" (line {mark.line + 1})" if mark is not None else ""
+            raise ScenarioError(f"scenario: {str(file)!r} is not valid YAML{where}") from error
+    if not isinstance(data, dict):
+        raise ScenarioError(f"scenario: {str(file)!r} must hold a mapping of scenario keys")
+    return data
+
+
+def _check_keys(mapping: Mapping[str, Any], accepted: tuple[str, ...], where: str) -> None:
+    unknown = [key for key in mapping if key not in accepted]
+    if unknown:
+        import difflib
+
+        close = difflib.get_close_matches(str(unknown[0]), accepted, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise ScenarioError(f"{where}{unknown[0]}: unknown key{hint}; accepted: {', '.join(accepted)}")
+
+
+def _integer(mapping: Mapping[str, Any], key: str, where: str, default: int | None = None) -> int | None:
+    value = mapping.get(key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ScenarioError(f"{where}{key}: expected a whole number, got {value!r}")
+    try:
+        number = float(str(value).replace("_", "").replace(",", ""))
+    except ValueError as error:
+        raise ScenarioError(f"{where}{key}: expected a whole number, got {value!r}") from error
+    if not number.is_integer():
+        raise ScenarioError(f"{where}{key}: expected a whole number, got {value!r}")
+    return int(number)
+
+
+def _boolean(mapping: Mapping[str, Any], key: str, where: str, default: bool) -> bool:
+    value = mapping.get(key, default)
+    if isinstance(value, bool):
+        return value
+    raise ScenarioError(f"{where}{key}: expected true or false, got {value!r}")
+
+
+def resolve_model(value: Any) -> ModelSpec:
+    """A catalog name, a path to a config.json, or a mapping of config.json keys."""
+    from gpuplan.catalog import load_model
+
+    if isinstance(value, Mapping):
+        return ModelSpec.from_hf_config(value, name=str(value.get("name") or value.get("_name_or_path") or "custom"))
+    if isinstance(value, str) and value.strip():
+        text = value.strip()
+        if text.endswith(".json") or Path(text).is_file():
+            return ModelSpec.from_hf_config(Path(text), name=Path(text).stem)
+        return load_model(text)
+    raise ScenarioError("model: expected a catalog name, a config.json path, or a mapping of config.json keys")
+
+
+def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
+    """Parse a scenario mapping or file (DESIGN.md's contract)."""
+    data = dict(source) if isinstance(source, Mapping) else read_scenario_file(source)
+    _check_keys(data, TOP_LEVEL_KEYS, "")
+    if "model" not in data:
+        raise ScenarioError("model: missing; give a catalog name (gpuplan models), a config.json path or a mapping")
+    model = resolve_model(data["model"])
+
+    seq_len = _integer(data, "seq_len", "", 4096)
+    assert seq_len is not None
+    if seq_len < 1:
+        raise ScenarioError(f"seq_len: must be a positive number of tokens, got {seq_len}")
+    if "global_batch" in data and "global_batch_tokens" in data:
+        raise ScenarioError("global_batch: give global_batch (sequences) or global_batch_tokens, not both")
+    if "global_batch_tokens" in data:
+        batch_tokens = parse_tokens(data["global_batch_tokens"])
+        global_batch = max(1, round(batch_tokens / seq_len))
+    else:
+        global_batch = _integer(data, "global_batch", "", None) or 0
+    tokens = parse_tokens(data.get("tokens", 0) or 0)
+
+    lora_data = data.get("lora") or {}
+    if not isinstance(lora_data, Mapping):
+        raise ScenarioError("lora: expected a mapping with rank, alpha, targets")
+    _check_keys(lora_data, LORA_KEYS, "lora.")
+    lora = LoraConfig(
+        rank=_integer(lora_data, "rank", "lora.", 16) or 0,
+        alpha=float(lora_data.get("alpha", 32)),
+        targets=LoraConfig.parse_targets(lora_data.get("targets", "all-linear")),
+        dropout=float(lora_data.get("dropout", 0.0)),
+        double_quant=_boolean(lora_data, "double_quant", "lora.", True),
+    )
+
+    hardware = data.get("hardware") or {}
+    if not isinstance(hardware, Mapping):
+        raise ScenarioError("hardware: expected a mapping with gpu and count")
+    _check_keys(hardware, HARDWARE_KEYS, "hardware.")
+    cluster = None
+    if hardware.get("gpu"):
+        from gpuplan.catalog import load_gpu
+
+        cluster = Cluster(
+            gpu=load_gpu(str(hardware["gpu"])),
+            count=_integer(hardware, "count", "hardware.", 1) or 0,
+            gpus_per_node=_integer(hardware, "gpus_per_node", "hardware.", 0) or 0,
+            inter_node=str(hardware.get("inter_node") or ""),
+        )
+
+    strategy_data = data.get("strategy") or {}
+    if not isinstance(strategy_data, Mapping):
+        raise ScenarioError("strategy: expected a mapping of tp, pp, zero, ...")
+    _check_keys(strategy_data, STRATEGY_KEYS, "strategy.")
+    micro_batch = _integer(strategy_data, "micro_batch", "strategy.", None) or _integer(data, "micro_batch", "", 1)
+    count = cluster.count if cluster else 1
+    strategy = Strategy(
+        dp=_integer(strategy_data, "dp", "strategy.", 0) or 0,
+        tp=_integer(strategy_data, "tp", "strategy.", 1) or 0,
+        pp=_integer(strategy_data, "pp", "strategy.", 1) or 0,
+        vpp=_integer(strategy_data, "vpp", "strategy.", 1) or 0,
+        cp=_integer(strategy_data, "cp", "strategy.", 1) or 0,
+        ep=_integer(strategy_data, "ep", "strategy.", 1) or 0,
+        zero=_integer(strategy_data, "zero", "strategy.", 1 if count > 1 else 0) or 0,
+        micro_batch=micro_batch or 0,
+        recompute=str(strategy_data.get("recompute", "none")).lower(),
+        offload=str(strategy_data.get("offload", "none")).lower(),
+        flash_attention=_boolean(strategy_data, "flash_attention", "strategy.", True),
+        sequence_parallel=_boolean(strategy_data, "sequence_parallel", "strategy.", True),
+    )
+    if not global_batch:
+        global_batch = max(1, count // (strategy.tp * strategy.pp * strategy.cp)) * strategy.micro_batch
+
+    job = TrainingJob(
+        model=model,
+        method=str(data.get("method", "full")),
+        precision=str(data.get("precision", "bf16")),
+        optimizer=str(data.get("optimizer", "adamw")),
+        framework=str(data.get("framework", "auto")),
+        seq_len=seq_len,
+        global_batch=global_batch,
+        tokens=tokens,
+        lora=lora,
+        trainable_layers=_integer(data, "trainable_layers", "", None),
+        fused_loss=_boolean(data, "fused_loss", "", False),
+    )
+    given = tuple(key for key in STRATEGY_KEYS if key in strategy_data) + (
+        ("micro_batch",) if "micro_batch" in data and "micro_batch" not in strategy_data else ()
+    )
+    return Scenario(job=job, cluster=cluster, strategy=strategy, strategy_given=given, name=str(data.get("name", "")))

@@ -1,0 +1,130 @@
+"""TrainingJob: what is trained, how, and on how many tokens.
+
+The job is the part of a scenario that does not depend on the machine or the parallel
+layout: the model, the training method (full, LoRA, QLoRA, freeze), precision, optimizer,
+framework profile, sequence length, batch and the token budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpuplan.errors import InputError
+from gpuplan.workload.model import ModelSpec
+
+METHODS = ("full", "lora", "qlora", "freeze")
+PRECISIONS = ("bf16", "fp16", "fp8", "fp32", "bf16-pure")
+"""``bf16``/``fp16``: mixed precision with fp32 master weights; ``bf16-pure``: weights, gradients
+and optimizer states all in bf16 (litgpt ``bf16-true``, torchtune's default); ``fp8``: fp8 matmuls
+with bf16 weights and fp32 master weights (Transformer Engine)."""
+OPTIMIZERS = ("adamw", "adamw-8bit", "sgd", "adafactor")
+FRAMEWORKS = ("auto", "megatron", "fsdp", "deepspeed", "hf")
+LORA_TARGET_SETS = {
+    "attention": ("q_proj", "k_proj", "v_proj", "o_proj"),
+    "all-linear": ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"),
+    "q,v": ("q_proj", "v_proj"),
+}
+LINEAR_MODULES = LORA_TARGET_SETS["all-linear"]
+
+
+class JobError(InputError):
+    """A training job whose fields contradict each other or take unknown values."""
+
+
+def _choice(field_name: str, value: str, accepted: tuple[str, ...]) -> str:
+    text = str(value).strip().lower()
+    if text not in accepted:
+        raise JobError(f"{field_name}: {value!r} is not one of {', '.join(accepted)}")
+    return text
+
+
+@dataclass(frozen=True)
+class LoraConfig:
+    """LoRA adapters (Hu et al. 2021): rank ``r`` matrices A (d_in x r) and B (r x d_out) on
+    each target module. ``double_quant`` applies to QLoRA's quantization constants
+    (Dettmers et al. 2023, section 3)."""
+
+    rank: int = 16
+    alpha: float = 32
+    targets: tuple[str, ...] = LORA_TARGET_SETS["all-linear"]
+    dropout: float = 0.0
+    double_quant: bool = True
+
+    @staticmethod
+    def parse_targets(value: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
+        """``attention``, ``all-linear``, ``q,v`` or a list of module names (q_proj, gate_proj, ...)."""
+        if isinstance(value, str):
+            key = value.strip().lower()
+            if key in LORA_TARGET_SETS:
+                return LORA_TARGET_SETS[key]
+            names = [part.strip() for part in key.split(",") if part.strip()]
+        else:
+            names = [str(part).strip().lower() for part in value]
+        aliases = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj", "gate": "gate_proj",
+                   "up": "up_proj", "down": "down_proj"}
+        targets = tuple(aliases.get(name, name) for name in names)
+        unknown = [name for name in targets if name not in LINEAR_MODULES]
+        if unknown or not targets:
+            raise JobError(
+                f"lora.targets: {value!r} is not attention, all-linear, or a list of "
+                f"{', '.join(LINEAR_MODULES)}"
+            )
+        return targets
+
+
+@dataclass(frozen=True)
+class TrainingJob:
+    """One training run's workload. ``global_batch`` is in sequences per optimizer step."""
+
+    model: ModelSpec
+    method: str = "full"
+    precision: str = "bf16"
+    optimizer: str = "adamw"
+    framework: str = "auto"
+    seq_len: int = 4096
+    global_batch: int = 256
+    tokens: int = 0
+    lora: LoraConfig = field(default_factory=LoraConfig)
+    trainable_layers: int | None = None
+    fused_loss: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "method", _choice("method", self.method, METHODS))
+        object.__setattr__(self, "precision", _choice("precision", self.precision, PRECISIONS + ("bf16-true",)))
+        if self.precision == "bf16-true":
+            object.__setattr__(self, "precision", "bf16-pure")
+        object.__setattr__(self, "optimizer", _choice("optimizer", self.optimizer, OPTIMIZERS))
+        object.__setattr__(self, "framework", _choice("framework", self.framework, FRAMEWORKS))
+        if self.seq_len < 1:
+            raise JobError(f"seq_len: must be a positive number of tokens, got {self.seq_len}")
+        if self.global_batch < 1:
+            raise JobError(f"global_batch: must be a positive number of sequences, got {self.global_batch}")
+        if self.tokens < 0:
+            raise JobError(f"tokens: must not be negative, got {self.tokens}")
+        if self.method in ("lora", "qlora") and self.lora.rank < 1:
+            raise JobError(f"lora.rank: must be a positive whole number, got {self.lora.rank}")
+        if self.method == "qlora" and self.precision in ("fp32", "fp8"):
+            raise JobError(
+                f"precision: QLoRA computes in bf16 or fp16 over 4-bit weights, got {self.precision}; "
+                "accepted: bf16, fp16, bf16-pure"
+            )
+        if self.method == "freeze":
+            layers = self.trainable_layers
+            if layers is None or not 1 <= layers <= self.model.num_layers:
+                raise JobError(
+                    f"trainable_layers: method freeze needs the number of trained layers, "
+                    f"1..{self.model.num_layers}, got {layers}"
+                )
+
+    @property
+    def is_adapter(self) -> bool:
+        return self.method in ("lora", "qlora")
+
+    @property
+    def global_batch_tokens(self) -> int:
+        return self.global_batch * self.seq_len
+
+    @property
+    def mixed_precision(self) -> bool:
+        """Whether an fp32 master copy of the trained weights is kept."""
+        return self.precision in ("bf16", "fp16", "fp8")
