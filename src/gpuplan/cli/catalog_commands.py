@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from gpuplan.hardware.gpu import GPUSpec
+    from gpuplan.workload.model import ModelSpec
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON in base units.")]
 
@@ -15,9 +19,7 @@ def register(app: typer.Typer) -> None:
         list_models
     )
     app.command("model", help="Architecture and parameter breakdown of a model.")(show_model)
-    app.command("gpus", help="List the built-in GPUs with dense peak FLOP/s and memory.")(
-        list_gpus
-    )
+    app.command("gpus", help="List the built-in GPUs with dense peak FLOP/s and memory.")(list_gpus)
     app.command("gpu", help="Specs of one GPU, each with its source and date.")(show_gpu)
 
 
@@ -57,7 +59,17 @@ def list_models(json_output: JsonOption = False) -> None:
     from gpuplan.cli.output import console
 
     table = Table(title="Built-in models (parameters counted from the architecture)")
-    for column in ("name", "family", "params", "active", "layers", "hidden", "heads/kv", "vocab", "context"):
+    for column in (
+        "name",
+        "family",
+        "params",
+        "active",
+        "layers",
+        "hidden",
+        "heads/kv",
+        "vocab",
+        "context",
+    ):
         table.add_column(column, justify="left" if column in ("name", "family") else "right")
     for m in models:
         table.add_row(
@@ -74,7 +86,7 @@ def list_models(json_output: JsonOption = False) -> None:
     console.print(table)
 
 
-def _resolve_model(name: str):  # type: ignore[no-untyped-def]
+def _resolve_model(name: str) -> ModelSpec:
     from gpuplan.catalog import load_model
     from gpuplan.workload.model import ModelSpec
 
@@ -120,7 +132,13 @@ def show_model(
             )
         )
     if spec.uses_mla:
-        rows.append(("attention", f"multi-head latent (kv rank {spec.kv_lora_rank}, q rank {spec.q_lora_rank or 'none'})"))
+        rows.append(
+            (
+                "attention",
+                f"multi-head latent (kv rank {spec.kv_lora_rank}, "
+                f"q rank {spec.q_lora_rank or 'none'})",
+            )
+        )
     for label, value in rows:
         architecture.add_row(label, str(value))
     console.print(architecture)
@@ -134,8 +152,17 @@ def show_model(
             breakdown.add_row(part, f"{count:,}", f"{100 * count / total:.1f}%")
     breakdown.add_row("[bold]total[/bold]", f"[bold]{total:,}[/bold]", "100%")
     if spec.is_moe:
-        breakdown.add_row("active per token", f"{spec.active_params:,}", f"{100 * spec.active_params / total:.1f}%")
+        breakdown.add_row(
+            "active per token",
+            f"{spec.active_params:,}",
+            f"{100 * spec.active_params / total:.1f}%",
+        )
     console.print(breakdown)
+
+
+def _tflops(gpu: GPUSpec, dtype: str) -> str:
+    peak = gpu.peak_flops.get(dtype)
+    return f"{peak / 1e12:g}" if peak is not None else "-"
 
 
 def list_gpus(json_output: JsonOption = False) -> None:
@@ -152,26 +179,60 @@ def list_gpus(json_output: JsonOption = False) -> None:
     from gpuplan.cli.output import console
     from gpuplan.units import format_bandwidth, format_bytes
 
-    table = Table(title="Built-in GPUs (dense peak TFLOP/s; memory in GiB and as the vendor labels it)")
-    for column in ("id", "memory", "HBM/GDDR", "bf16", "fp8", "tf32", "link (one way)", "TDP", "observed"):
-        table.add_column(column, justify="left" if column in ("id", "link (one way)", "observed") else "right")
+    table = Table(
+        title="Built-in GPUs (dense peak TFLOP/s; memory in GiB and as the vendor labels it)"
+    )
+    left = ("id", "link (one way)", "observed")
+    for column in ("id", "memory", "HBM/GDDR", "bf16", "fp8", "tf32", *left[1:], "TDP"):
+        table.add_column(column, justify="left" if column in left else "right")
     for gpu in gpus:
         table.add_row(
             gpu.id,
             f"{format_bytes(gpu.memory_bytes)} ({gpu.memory_quoted})",
-            format_bandwidth(gpu.memory_bandwidth),
-            f"{gpu.peak('bf16') / 1e12:g}",
-            f"{gpu.peak_flops['fp8'] / 1e12:g}" if gpu.has_fp8 else "-",
-            f"{gpu.peak_flops['tf32'] / 1e12:g}" if "tf32" in gpu.peak_flops else "-",
+            format_bandwidth(gpu.memory_bandwidth) if gpu.memory_bandwidth else "-",
+            _tflops(gpu, "bf16"),
+            _tflops(gpu, "fp8"),
+            _tflops(gpu, "tf32"),
             f"{gpu.intra_node_link} {format_bandwidth(gpu.intra_node_bandwidth)}",
-            f"{gpu.tdp_watts:g} W" if gpu.tdp_watts else "-",
             gpu.observed,
+            f"{gpu.tdp_watts:g} W" if gpu.tdp_watts else "-",
         )
     console.print(table)
 
 
+def _gpu_rows(gpu: GPUSpec) -> list[tuple[str, str, str]]:
+    """(label, value, field) for each spec the terminal view shows; ``field`` keys provenance."""
+    from gpuplan.units import format_bandwidth, format_bytes, format_flops
+
+    memory = (
+        f"{format_bytes(gpu.memory_bytes)} = {format_bytes(gpu.memory_bytes, binary=False)} "
+        f"(vendor: {gpu.memory_quoted} {gpu.memory_type})"
+    )
+    rows = [("memory", memory, "memory_bytes")]
+    bandwidth = format_bandwidth(gpu.memory_bandwidth) if gpu.memory_bandwidth else "unknown"
+    rows.append(("memory bandwidth", bandwidth, "memory_bandwidth"))
+    for dtype, peak in gpu.peak_flops.items():
+        rows.append((f"dense {dtype} peak", format_flops(peak), f"peak_flops.{dtype}"))
+    link = f"{gpu.intra_node_link} {format_bandwidth(gpu.intra_node_bandwidth)}"
+    if gpu.intra_node_bandwidth_vendor_bidirectional:
+        vendor = format_bandwidth(gpu.intra_node_bandwidth_vendor_bidirectional)
+        link += f" (vendor: {vendor} bidirectional)"
+    rows.append(("intra-node link (one way)", link, "intra_node_bandwidth"))
+    rows.append(("NVLink/fabric domain", f"{gpu.nvlink_domain_size} GPUs", "nvlink_domain_size"))
+    rows.append(("PCIe generation", str(gpu.pcie_generation), "pcie_generation"))
+    rows.append(("GPUs per node", str(gpu.gpus_per_node), "gpus_per_node"))
+    if gpu.tdp_watts:
+        rows.append(("TDP", f"{gpu.tdp_watts:g} W", "tdp_watts"))
+    if gpu.purchase_price_usd:
+        price = f"${gpu.purchase_price_usd:,.0f}"
+        rows.append(("purchase price (indicative)", price, "purchase_price_usd"))
+    return rows
+
+
 def show_gpu(
-    name: Annotated[str, typer.Argument(help="GPU id or alias: h100-sxm-80gb, 'H100 SXM', RTX4090.")],
+    name: Annotated[
+        str, typer.Argument(help="GPU id or alias: h100-sxm-80gb, 'H100 SXM', RTX4090.")
+    ],
     json_output: JsonOption = False,
 ) -> None:
     from gpuplan.catalog import load_gpu
@@ -185,33 +246,20 @@ def show_gpu(
     from rich.table import Table
 
     from gpuplan.cli.output import console
-    from gpuplan.units import format_bandwidth, format_bytes, format_flops
 
     table = Table(title=f"{gpu.name} ({gpu.id})")
     table.add_column("spec")
     table.add_column("value", justify="right")
-    table.add_column("source, observed")
-
-    def row(label: str, value: str, field: str) -> None:
-        source, observed = gpu.source_of(field)
-        table.add_row(label, value, f"{source[:70]}…, {observed}" if len(source) > 70 else f"{source}, {observed}")
-
-    row("memory", f"{format_bytes(gpu.memory_bytes)} = {format_bytes(gpu.memory_bytes, binary=False)} (vendor: {gpu.memory_quoted})", "memory_bytes")
-    row("memory bandwidth", format_bandwidth(gpu.memory_bandwidth), "memory_bandwidth")
-    for dtype, peak in gpu.peak_flops.items():
-        row(f"dense {dtype} peak", format_flops(peak), "peak_flops")
-    row(
-        "intra-node link (one way)",
-        f"{gpu.intra_node_link} {format_bandwidth(gpu.intra_node_bandwidth)}",
-        "intra_node_bandwidth",
-    )
-    row("GPUs per node", str(gpu.gpus_per_node), "gpus_per_node")
-    if gpu.tdp_watts:
-        row("TDP", f"{gpu.tdp_watts:g} W", "tdp_watts")
-    if gpu.purchase_price_usd:
-        row("purchase price (indicative)", f"${gpu.purchase_price_usd:,.0f}", "purchase_price_usd")
+    table.add_column("source (where not the main one)")
+    for label, value, field_name in _gpu_rows(gpu):
+        source, observed = gpu.source_of(field_name)
+        own = "" if source == gpu.source else f"{source}, {observed}"
+        table.add_row(label, value, own)
     console.print(table)
+    console.print(f"Source: {gpu.source}, observed {gpu.observed}", soft_wrap=True)
     if not gpu.vendor_datasheet:
-        console.print("[yellow]No vendor datasheet behind these dense figures; treat as indicative.[/yellow]")
+        console.print(
+            "[yellow]No vendor datasheet behind these dense figures; treat as indicative.[/yellow]"
+        )
     if gpu.notes:
-        console.print(gpu.notes)
+        console.print(gpu.notes, soft_wrap=True)

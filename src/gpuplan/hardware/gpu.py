@@ -13,8 +13,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuplan.errors import InputError
+
 DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
 """Datatypes with a dense peak in the catalog; fp8 only where the tensor cores support it."""
+
+
+class MissingPeakError(InputError, KeyError):
+    """A datatype the GPU has no dense peak for (V100 has no bf16 tensor cores)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 @dataclass(frozen=True)
@@ -27,15 +36,16 @@ class GPUSpec:
     memory_bytes: int
     memory_quoted: str
     memory_type: str
-    memory_bandwidth: float
     peak_flops: Mapping[str, float]
     intra_node_link: str
     intra_node_bandwidth: float
     pcie_generation: int
     gpus_per_node: int
-    tdp_watts: float | None
     source: str
     observed: str
+    memory_bandwidth: float | None = None
+    """HBM/GDDR bytes per second; ``None`` where no source gives it (Ascend 910B)."""
+    tdp_watts: float | None = None
     form_factor: str = ""
     architecture: str = ""
     aliases: tuple[str, ...] = ()
@@ -50,12 +60,21 @@ class GPUSpec:
     provenance: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def peak(self, dtype: str) -> float:
-        """Dense peak FLOP/s for ``dtype``; fp8 falls back to bf16 where the GPU has no fp8."""
+        """Dense peak FLOP/s for ``dtype``.
+
+        fp8 falls back to bf16 (then fp16) where the GPU has no fp8: an fp8 recipe runs in
+        half precision there. A dtype the GPU lacks (V100: bf16) raises MissingPeakError.
+        """
         if dtype in self.peak_flops:
             return float(self.peak_flops[dtype])
         if dtype == "fp8":
-            return float(self.peak_flops["bf16"])
-        raise KeyError(f"{self.id} has no {dtype} peak; known: {', '.join(self.peak_flops)}")
+            for fallback in ("bf16", "fp16"):
+                if fallback in self.peak_flops:
+                    return float(self.peak_flops[fallback])
+        known = ", ".join(self.peak_flops) or "none"
+        raise MissingPeakError(
+            f"{self.id} has no dense {dtype} peak in the catalog; known: {known}"
+        )
 
     @property
     def has_fp8(self) -> bool:
@@ -66,14 +85,22 @@ class GPUSpec:
         return self.memory_bytes / 2**30
 
     def source_of(self, field_name: str) -> tuple[str, str]:
-        """(source, observed) for one field: its own entry in ``provenance``, else the GPU's."""
-        entry = self.provenance.get(field_name)
-        if entry:
-            return entry["source"], entry["observed"]
+        """(source, observed) for one field: its own entry in ``provenance``, else the GPU's.
+
+        ``peak_flops.fp8`` names one dtype's peak and falls back to ``peak_flops``.
+        """
+        candidates = [field_name]
+        if "." in field_name:
+            candidates.append(field_name.split(".", 1)[0])
+        for name in candidates:
+            entry = self.provenance.get(name)
+            if entry:
+                return entry["source"], entry["observed"]
         return self.source, self.observed
 
     def to_dict(self) -> dict[str, Any]:
         """JSON view with stable keys in base units."""
+        bidirectional = self.intra_node_bandwidth_vendor_bidirectional
         return {
             "id": self.id,
             "name": self.name,
@@ -89,7 +116,7 @@ class GPUSpec:
             "accumulate": self.accumulate,
             "intra_node_link": self.intra_node_link,
             "intra_node_bandwidth_bytes_per_second": self.intra_node_bandwidth,
-            "intra_node_bandwidth_vendor_bidirectional": self.intra_node_bandwidth_vendor_bidirectional,
+            "intra_node_bandwidth_vendor_bidirectional": bidirectional,
             "nvlink_domain_size": self.nvlink_domain_size,
             "pcie_generation": self.pcie_generation,
             "gpus_per_node": self.gpus_per_node,
