@@ -18,7 +18,7 @@ __all__ = ["__version__", "estimate"]
 
 def __getattr__(name: str) -> Any:
     if name == "estimate":
-        from gpuplan.api import estimate
+        import gpuplan.estimate
 
-        return estimate
+        return gpuplan.estimate
     raise AttributeError(f"module 'gpuplan' has no attribute {name!r}")

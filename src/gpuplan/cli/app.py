@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from gpuplan.cli import catalog_commands
+from gpuplan.cli import catalog_commands, estimate_commands
 from gpuplan.errors import InputError
 
 app = typer.Typer(
@@ -26,6 +26,7 @@ app = typer.Typer(
 )
 
 catalog_commands.register(app)
+estimate_commands.register(app)
 
 
 def main() -> None:
