@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from gpuplan.errors import InputError
-from gpuplan.estimate.memory import estimate_memory
 from gpuplan.estimate.frameworks import FRAMEWORK_CODES, resolve_framework_codes
+from gpuplan.estimate.memory import estimate_memory
 from gpuplan.scenario import Scenario, parse_scenario
 
 
@@ -24,12 +24,18 @@ def estimate(scenario: Mapping[str, Any] | str | Path | Scenario) -> dict[str, A
     """
     parsed = scenario if isinstance(scenario, Scenario) else parse_scenario(scenario)
     if parsed.cluster is None:
-        raise InputError("hardware.gpu: estimate needs a GPU (e.g. h100-sxm-80gb); `gpuplan gpus` lists them")
+        raise InputError(
+            "hardware.gpu: estimate needs a GPU (e.g. h100-sxm-80gb); `gpuplan gpus` lists them"
+        )
     job, cluster = parsed.job, parsed.cluster
     strategy = parsed.strategy.resolved(job, cluster)
     layout = strategy.layout(job)
-    memory = estimate_memory(job, layout, cluster.capacity_bytes, flash_attention=strategy.flash_attention)
-    framework = FRAMEWORK_CODES[int(resolve_framework_codes(job.framework, layout.tp, layout.pp, layout.zero))]
+    memory = estimate_memory(
+        job, layout, cluster.capacity_bytes, flash_attention=strategy.flash_attention
+    )
+    framework = FRAMEWORK_CODES[
+        int(resolve_framework_codes(job.framework, layout.tp, layout.pp, layout.zero))
+    ]
     warnings = layout_warnings(parsed, strategy)
     return {
         "memory": {
@@ -47,8 +53,12 @@ def estimate(scenario: Mapping[str, Any] | str | Path | Scenario) -> dict[str, A
             "total_params": job.model.total_params,
             "active_params": job.model.active_params,
         },
-        "hardware": {"gpu": cluster.gpu.id, "count": cluster.count, "gpus_per_node": cluster.gpus_per_node,
-                     "inter_node": cluster.inter_node},
+        "hardware": {
+            "gpu": cluster.gpu.id,
+            "count": cluster.count,
+            "gpus_per_node": cluster.gpus_per_node,
+            "inter_node": cluster.inter_node,
+        },
         "warnings": warnings,
     }
 

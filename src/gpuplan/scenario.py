@@ -20,14 +20,37 @@ from gpuplan.workload.job import LoraConfig, TrainingJob
 from gpuplan.workload.model import ModelSpec
 
 TOP_LEVEL_KEYS = (
-    "name", "model", "method", "lora", "precision", "optimizer", "framework", "seq_len",
-    "global_batch", "global_batch_tokens", "micro_batch", "tokens", "hardware", "strategy",
-    "trainable_layers", "fused_loss",
+    "name",
+    "model",
+    "method",
+    "lora",
+    "precision",
+    "optimizer",
+    "framework",
+    "seq_len",
+    "global_batch",
+    "global_batch_tokens",
+    "micro_batch",
+    "tokens",
+    "hardware",
+    "strategy",
+    "trainable_layers",
+    "fused_loss",
 )
 HARDWARE_KEYS = ("gpu", "count", "gpus_per_node", "inter_node")
 STRATEGY_KEYS = (
-    "dp", "tp", "pp", "vpp", "cp", "ep", "zero", "micro_batch", "recompute", "offload",
-    "flash_attention", "sequence_parallel",
+    "dp",
+    "tp",
+    "pp",
+    "vpp",
+    "cp",
+    "ep",
+    "zero",
+    "micro_batch",
+    "recompute",
+    "offload",
+    "flash_attention",
+    "sequence_parallel",
 )
 LORA_KEYS = ("rank", "alpha", "targets", "dropout", "double_quant")
 
@@ -60,7 +83,9 @@ def read_scenario_file(path: str | Path) -> dict[str, Any]:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as error:
-            raise ScenarioError(f"scenario: {str(file)!r} is not valid JSON (line {error.lineno})") from error
+            raise ScenarioError(
+                f"scenario: {str(file)!r} is not valid JSON (line {error.lineno})"
+            ) from error
     else:
         import yaml
 
@@ -82,10 +107,14 @@ def _check_keys(mapping: Mapping[str, Any], accepted: tuple[str, ...], where: st
 
         close = difflib.get_close_matches(str(unknown[0]), accepted, n=1)
         hint = f" (did you mean {close[0]}?)" if close else ""
-        raise ScenarioError(f"{where}{unknown[0]}: unknown key{hint}; accepted: {', '.join(accepted)}")
+        raise ScenarioError(
+            f"{where}{unknown[0]}: unknown key{hint}; accepted: {', '.join(accepted)}"
+        )
 
 
-def _integer(mapping: Mapping[str, Any], key: str, where: str, default: int | None = None) -> int | None:
+def _integer(
+    mapping: Mapping[str, Any], key: str, where: str, default: int | None = None
+) -> int | None:
     value = mapping.get(key, default)
     if value is None:
         return None
@@ -112,13 +141,17 @@ def resolve_model(value: Any) -> ModelSpec:
     from gpuplan.catalog import load_model
 
     if isinstance(value, Mapping):
-        return ModelSpec.from_hf_config(value, name=str(value.get("name") or value.get("_name_or_path") or "custom"))
+        return ModelSpec.from_hf_config(
+            value, name=str(value.get("name") or value.get("_name_or_path") or "custom")
+        )
     if isinstance(value, str) and value.strip():
         text = value.strip()
         if text.endswith(".json") or Path(text).is_file():
             return ModelSpec.from_hf_config(Path(text), name=Path(text).stem)
         return load_model(text)
-    raise ScenarioError("model: expected a catalog name, a config.json path, or a mapping of config.json keys")
+    raise ScenarioError(
+        "model: expected a catalog name, a config.json path, or a mapping of config.json keys"
+    )
 
 
 def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
@@ -126,7 +159,9 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
     data = dict(source) if isinstance(source, Mapping) else read_scenario_file(source)
     _check_keys(data, TOP_LEVEL_KEYS, "")
     if "model" not in data:
-        raise ScenarioError("model: missing; give a catalog name (gpuplan models), a config.json path or a mapping")
+        raise ScenarioError(
+            "model: missing; give a catalog name (gpuplan models), a config.json path or a mapping"
+        )
     model = resolve_model(data["model"])
 
     seq_len = _integer(data, "seq_len", "", 4096)
@@ -134,7 +169,9 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
     if seq_len < 1:
         raise ScenarioError(f"seq_len: must be a positive number of tokens, got {seq_len}")
     if "global_batch" in data and "global_batch_tokens" in data:
-        raise ScenarioError("global_batch: give global_batch (sequences) or global_batch_tokens, not both")
+        raise ScenarioError(
+            "global_batch: give global_batch (sequences) or global_batch_tokens, not both"
+        )
     if "global_batch_tokens" in data:
         batch_tokens = parse_tokens(data["global_batch_tokens"])
         global_batch = max(1, round(batch_tokens / seq_len))
@@ -173,7 +210,9 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
     if not isinstance(strategy_data, Mapping):
         raise ScenarioError("strategy: expected a mapping of tp, pp, zero, ...")
     _check_keys(strategy_data, STRATEGY_KEYS, "strategy.")
-    micro_batch = _integer(strategy_data, "micro_batch", "strategy.", None) or _integer(data, "micro_batch", "", 1)
+    micro_batch = _integer(strategy_data, "micro_batch", "strategy.", None) or _integer(
+        data, "micro_batch", "", 1
+    )
     count = cluster.count if cluster else 1
     strategy = Strategy(
         dp=_integer(strategy_data, "dp", "strategy.", 0) or 0,
@@ -190,7 +229,9 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
         sequence_parallel=_boolean(strategy_data, "sequence_parallel", "strategy.", True),
     )
     if not global_batch:
-        global_batch = max(1, count // (strategy.tp * strategy.pp * strategy.cp)) * strategy.micro_batch
+        global_batch = (
+            max(1, count // (strategy.tp * strategy.pp * strategy.cp)) * strategy.micro_batch
+        )
 
     job = TrainingJob(
         model=model,
@@ -208,4 +249,10 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
     given = tuple(key for key in STRATEGY_KEYS if key in strategy_data) + (
         ("micro_batch",) if "micro_batch" in data and "micro_batch" not in strategy_data else ()
     )
-    return Scenario(job=job, cluster=cluster, strategy=strategy, strategy_given=given, name=str(data.get("name", "")))
+    return Scenario(
+        job=job,
+        cluster=cluster,
+        strategy=strategy,
+        strategy_given=given,
+        name=str(data.get("name", "")),
+    )

@@ -50,11 +50,17 @@ class Strategy:
         """Fill ``dp`` from the GPU count and check every rule; raise StrategyError naming the field."""
         for name in ("tp", "pp", "vpp", "cp", "ep", "micro_batch"):
             if getattr(self, name) < 1:
-                raise StrategyError(f"strategy.{name}: must be a positive whole number, got {getattr(self, name)}")
+                raise StrategyError(
+                    f"strategy.{name}: must be a positive whole number, got {getattr(self, name)}"
+                )
         if self.recompute not in RECOMPUTE:
-            raise StrategyError(f"strategy.recompute: {self.recompute!r} is not one of {', '.join(RECOMPUTE)}")
+            raise StrategyError(
+                f"strategy.recompute: {self.recompute!r} is not one of {', '.join(RECOMPUTE)}"
+            )
         if self.offload not in OFFLOAD:
-            raise StrategyError(f"strategy.offload: {self.offload!r} is not one of {', '.join(OFFLOAD)}")
+            raise StrategyError(
+                f"strategy.offload: {self.offload!r} is not one of {', '.join(OFFLOAD)}"
+            )
         if self.zero not in ZERO_STAGES:
             raise StrategyError(f"strategy.zero: {self.zero!r} is not one of 0, 1, 2, 3")
         model = job.model
@@ -78,7 +84,9 @@ class Strategy:
                 f"strategy.tp: {self.tp} and the {model.num_kv_heads} KV heads must divide one another"
             )
         if self.pp > model.num_layers:
-            raise StrategyError(f"strategy.pp: {self.pp} is more than the model's {model.num_layers} layers")
+            raise StrategyError(
+                f"strategy.pp: {self.pp} is more than the model's {model.num_layers} layers"
+            )
         if self.vpp > 1 and (self.pp < 2 or model.num_layers % (self.pp * self.vpp)):
             raise StrategyError(
                 f"strategy.vpp: interleaving needs pp >= 2 and pp*vpp ({self.pp * self.vpp}) dividing "
@@ -86,7 +94,9 @@ class Strategy:
             )
         if self.ep > 1:
             if not model.is_moe:
-                raise StrategyError("strategy.ep: expert parallelism needs a mixture-of-experts model; use ep: 1")
+                raise StrategyError(
+                    "strategy.ep: expert parallelism needs a mixture-of-experts model; use ep: 1"
+                )
             if model.num_experts % self.ep or (dp * self.cp) % self.ep:
                 raise StrategyError(
                     f"strategy.ep: {self.ep} must divide the {model.num_experts} experts and dp*cp = {dp * self.cp}"
@@ -99,7 +109,9 @@ class Strategy:
                 f"global_batch = {job.global_batch}"
             )
         if job.is_adapter and self.pp > 1:
-            raise StrategyError("strategy.pp: LoRA/QLoRA fine-tuning is modelled without pipeline parallelism; use pp: 1")
+            raise StrategyError(
+                "strategy.pp: LoRA/QLoRA fine-tuning is modelled without pipeline parallelism; use pp: 1"
+            )
         return Strategy(**{**{f.name: getattr(self, f.name) for f in fields(self)}, "dp": dp})
 
     def micro_batches(self, job: TrainingJob) -> int:

@@ -27,8 +27,19 @@ KORTHIKANTI_CONFIGS = [
 ]
 
 
-def _layout(tp: int = 1, sequence_parallel: bool = False, recompute: str = "none", **extra: int) -> Layout:
-    values = {"dp": 1, "pp": 1, "vpp": 1, "cp": 1, "ep": 1, "zero": 0, "micro_batch": 1, "micro_batches": 1}
+def _layout(
+    tp: int = 1, sequence_parallel: bool = False, recompute: str = "none", **extra: int
+) -> Layout:
+    values = {
+        "dp": 1,
+        "pp": 1,
+        "vpp": 1,
+        "cp": 1,
+        "ep": 1,
+        "zero": 0,
+        "micro_batch": 1,
+        "micro_batches": 1,
+    }
     values.update(extra)
     return Layout(
         tp=np.asarray(tp),
@@ -41,16 +52,29 @@ def _layout(tp: int = 1, sequence_parallel: bool = False, recompute: str = "none
 
 def _gpt(heads: int, hidden: int, layers: int, sequence_length: int) -> ModelSpec:
     return ModelSpec.from_hf_config(
-        {"model_type": "gpt2", "n_head": heads, "n_embd": hidden, "n_layer": layers,
-         "n_positions": sequence_length, "vocab_size": 51200},
+        {
+            "model_type": "gpt2",
+            "n_head": heads,
+            "n_embd": hidden,
+            "n_layer": layers,
+            "n_positions": sequence_length,
+            "vocab_size": 51200,
+        },
         name="gpt",
     )
 
 
-@pytest.mark.parametrize(("name", "heads", "hidden", "layers", "tp", "seq", "batch"), KORTHIKANTI_CONFIGS)
+@pytest.mark.parametrize(
+    ("name", "heads", "hidden", "layers", "tp", "seq", "batch"), KORTHIKANTI_CONFIGS
+)
 @pytest.mark.parametrize(
     ("tensor_parallel", "sequence_parallel", "recompute"),
-    [(False, False, "none"), (True, False, "none"), (True, True, "none"), (True, True, "selective")],
+    [
+        (False, False, "none"),
+        (True, False, "none"),
+        (True, True, "none"),
+        (True, True, "selective"),
+    ],
 )
 def test_reproduces_korthikanti_activation_formula_exactly(
     name, heads, hidden, layers, tp, seq, batch, tensor_parallel, sequence_parallel, recompute
@@ -62,7 +86,9 @@ def test_reproduces_korthikanti_activation_formula_exactly(
     per_token = activation_bytes_per_token_per_layer(
         model, layout, megatron, seq, flash_attention=False, dropout=True
     )
-    expected = korthikanti_activation_bytes(seq, batch, hidden, heads, t, sequence_parallel, recompute)
+    expected = korthikanti_activation_bytes(
+        seq, batch, hidden, heads, t, sequence_parallel, recompute
+    )
     assert float(per_token) * seq * batch == pytest.approx(expected, rel=1e-12)
 
 
@@ -76,10 +102,16 @@ def test_korthikanti_closed_forms():
 def test_flash_attention_stores_no_score_matrix():
     model = _gpt(32, 4096, 4, 8192)
     megatron = np.asarray(FRAMEWORK_CODES.index("megatron"))
-    short = activation_bytes_per_token_per_layer(model, _layout(), megatron, 1024, flash_attention=True)
-    long = activation_bytes_per_token_per_layer(model, _layout(), megatron, 8192, flash_attention=True)
+    short = activation_bytes_per_token_per_layer(
+        model, _layout(), megatron, 1024, flash_attention=True
+    )
+    long = activation_bytes_per_token_per_layer(
+        model, _layout(), megatron, 8192, flash_attention=True
+    )
     assert float(short) == float(long)
-    eager = activation_bytes_per_token_per_layer(model, _layout(), megatron, 8192, flash_attention=False)
+    eager = activation_bytes_per_token_per_layer(
+        model, _layout(), megatron, 8192, flash_attention=False
+    )
     assert float(eager) > 2 * float(long)
 
 
@@ -87,7 +119,12 @@ def test_optimizer_bytes_per_parameter():
     model = _gpt(12, 768, 2, 1024)
     assert optimizer_state_bytes_per_param(TrainingJob(model, optimizer="adamw")) == 8
     assert optimizer_state_bytes_per_param(TrainingJob(model, optimizer="sgd")) == 4
-    assert optimizer_state_bytes_per_param(TrainingJob(model, optimizer="adamw", precision="bf16-pure")) == 4
+    assert (
+        optimizer_state_bytes_per_param(
+            TrainingJob(model, optimizer="adamw", precision="bf16-pure")
+        )
+        == 4
+    )
     assert 2 < optimizer_state_bytes_per_param(TrainingJob(model, optimizer="adamw-8bit")) < 2.01
     assert optimizer_state_bytes_per_param(TrainingJob(model, optimizer="adafactor")) < 0.1
 
@@ -111,7 +148,9 @@ def _estimate(**overrides):
 
 
 def test_mixed_precision_adam_is_sixteen_bytes_per_parameter_without_sharding():
-    result = _estimate(framework="deepspeed", hardware={"gpu": "h100", "count": 1}, strategy={"zero": 0})
+    result = _estimate(
+        framework="deepspeed", hardware={"gpu": "h100", "count": 1}, strategy={"zero": 0}
+    )
     parts = result["memory"]["parts"]
     states = parts["weights"] + parts["gradients"] + parts["optimizer"]
     assert states == pytest.approx(16 * 8_030_261_248, rel=1e-9)
@@ -127,8 +166,14 @@ def test_zero_stages_shard_more_and_more():
 
 
 def test_gradients_divide_by_tensor_and_pipeline_parallel():
-    base = _estimate(framework="megatron", hardware={"gpu": "h100", "count": 1}, strategy={"zero": 0})
-    split = _estimate(framework="megatron", hardware={"gpu": "h100", "count": 8}, strategy={"zero": 0, "tp": 4, "pp": 2})
+    base = _estimate(
+        framework="megatron", hardware={"gpu": "h100", "count": 1}, strategy={"zero": 0}
+    )
+    split = _estimate(
+        framework="megatron",
+        hardware={"gpu": "h100", "count": 8},
+        strategy={"zero": 0, "tp": 4, "pp": 2},
+    )
     ratio = base["memory"]["parts"]["gradients"] / split["memory"]["parts"]["gradients"]
     assert 6 < ratio < 8
 
@@ -154,5 +199,7 @@ def test_peak_is_reserved_plus_context_and_parts_add_up():
 
 
 def test_seventy_billion_full_fine_tune_does_not_fit_one_gpu():
-    memory = _estimate(model="llama-3.1-70b", hardware={"gpu": "h100", "count": 1}, strategy={})["memory"]
+    memory = _estimate(model="llama-3.1-70b", hardware={"gpu": "h100", "count": 1}, strategy={})[
+        "memory"
+    ]
     assert not memory["fits"]

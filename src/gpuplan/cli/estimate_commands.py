@@ -22,7 +22,9 @@ PART_LABELS = {
 
 
 def register(app: typer.Typer) -> None:
-    app.command("estimate", help="Memory per GPU (and, as the models land, speed) of one scenario.")(estimate)
+    app.command(
+        "estimate", help="Memory per GPU (and, as the models land, speed) of one scenario."
+    )(estimate)
     app.command(
         "memory",
         help=(
@@ -36,9 +38,9 @@ def estimate(
     scenario: Annotated[Path, typer.Argument(help="Scenario file (YAML or JSON), see examples/.")],
     json_output: JsonOption = False,
 ) -> None:
-    import gpuplan
+    from gpuplan.api import estimate as run_estimate
 
-    result = gpuplan.estimate(scenario)
+    result = run_estimate(scenario)
     show_result(result, json_output)
 
 
@@ -47,22 +49,30 @@ def memory(
     gpu: Annotated[str, typer.Option(help="GPU id or alias.")],
     method: Annotated[str, typer.Option(help="full | lora | qlora | freeze")] = "full",
     seq_len: Annotated[int, typer.Option("--seq-len", help="Tokens per sequence.")] = 4096,
-    micro_batch: Annotated[int, typer.Option("--micro-batch", help="Sequences per micro-batch per GPU.")] = 1,
+    micro_batch: Annotated[
+        int, typer.Option("--micro-batch", help="Sequences per micro-batch per GPU.")
+    ] = 1,
     count: Annotated[int, typer.Option(help="Number of GPUs.")] = 1,
     precision: Annotated[str, typer.Option(help="bf16 | fp16 | fp8 | fp32 | bf16-pure")] = "bf16",
     optimizer: Annotated[str, typer.Option(help="adamw | adamw-8bit | sgd | adafactor")] = "adamw",
-    framework: Annotated[str, typer.Option(help="auto | megatron | fsdp | deepspeed | hf")] = "auto",
+    framework: Annotated[
+        str, typer.Option(help="auto | megatron | fsdp | deepspeed | hf")
+    ] = "auto",
     tp: Annotated[int, typer.Option(help="Tensor-parallel size.")] = 1,
     pp: Annotated[int, typer.Option(help="Pipeline-parallel size.")] = 1,
     zero: Annotated[int | None, typer.Option(help="ZeRO stage 0-3 (FSDP full shard = 3).")] = None,
     recompute: Annotated[str, typer.Option(help="none | selective | full")] = "none",
     offload: Annotated[str, typer.Option(help="none | optimizer | optimizer+params")] = "none",
     lora_rank: Annotated[int, typer.Option("--lora-rank", help="LoRA rank.")] = 16,
-    lora_targets: Annotated[str, typer.Option("--lora-targets", help="attention | all-linear | q,v")] = "all-linear",
-    trainable_layers: Annotated[int | None, typer.Option("--trainable-layers", help="Layers trained by method freeze.")] = None,
+    lora_targets: Annotated[
+        str, typer.Option("--lora-targets", help="attention | all-linear | q,v")
+    ] = "all-linear",
+    trainable_layers: Annotated[
+        int | None, typer.Option("--trainable-layers", help="Layers trained by method freeze.")
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
-    import gpuplan
+    from gpuplan.api import estimate as run_estimate
 
     scenario: dict[str, Any] = {
         "model": model,
@@ -80,7 +90,7 @@ def memory(
         scenario["strategy"]["zero"] = zero
     if trainable_layers is not None:
         scenario["trainable_layers"] = trainable_layers
-    result = gpuplan.estimate(scenario)
+    result = run_estimate(scenario)
     if json_output:
         from gpuplan.cli.output import print_json
 
@@ -111,7 +121,9 @@ def show_memory(result: dict[str, Any]) -> None:
     strategy = result["strategy"]
     hardware = result["hardware"]
     layout = ", ".join(
-        f"{key}={strategy[key]}" for key in ("dp", "tp", "pp", "cp", "ep", "zero", "micro_batch", "recompute") if key in strategy
+        f"{key}={strategy[key]}"
+        for key in ("dp", "tp", "pp", "cp", "ep", "zero", "micro_batch", "recompute")
+        if key in strategy
     )
     table = Table(
         title=(

@@ -51,7 +51,16 @@ DEFAULT_SAFETY_MARGIN = 0.05
 """``fits`` requires ``peak_bytes <= capacity * (1 - margin)``: the driver and ECC reserve a few
 hundred MiB (an 80 GiB H100 shows 81,559 MiB in nvidia-smi) and allocation spikes vary."""
 
-PARTS = ("weights", "gradients", "optimizer", "activations", "logits", "buffers", "fragmentation", "context")
+PARTS = (
+    "weights",
+    "gradients",
+    "optimizer",
+    "activations",
+    "logits",
+    "buffers",
+    "fragmentation",
+    "context",
+)
 
 
 @dataclass(frozen=True)
@@ -107,7 +116,12 @@ def _factored_state_fraction(model: ModelSpec) -> float:
 
 def lora_params_per_layer(model: ModelSpec, rank: int, targets: tuple[str, ...]) -> int:
     """LoRA adds A (d_in x r) and B (r x d_out) to each target: r * (d_in + d_out) (Hu et al. 2021)."""
-    d, q_width, kv_width, width = model.hidden_size, model.q_width, model.kv_width, model.intermediate_size
+    d, q_width, kv_width, width = (
+        model.hidden_size,
+        model.q_width,
+        model.kv_width,
+        model.intermediate_size,
+    )
     shapes = {
         "q_proj": (d, q_width),
         "k_proj": (d, kv_width),
@@ -158,7 +172,9 @@ def stage_parameters(model: ModelSpec, layout: Layout, last_stage: bool) -> Stag
     per_layer_attention = breakdown["attention"] / model.num_layers
     per_layer_dense_mlp = breakdown["mlp"] / model.num_layers
     per_layer_experts = breakdown["experts"] / model.num_layers
-    per_layer_norms = (breakdown["norms"] - model.norm_params() * (2 if model.embedding_norm else 1)) / model.num_layers
+    per_layer_norms = (
+        breakdown["norms"] - model.norm_params() * (2 if model.embedding_norm else 1)
+    ) / model.num_layers
     tp, ep = layout.tp.astype(float), layout.ep.astype(float)
     dense = layers * ((per_layer_attention + per_layer_dense_mlp) / tp + per_layer_norms)
     experts = layers * per_layer_experts / (ep * tp)
@@ -172,8 +188,12 @@ def stage_parameters(model: ModelSpec, layout: Layout, last_stage: bool) -> Stag
     else:
         edge = breakdown["embeddings"] / tp + (model.norm_params() if model.embedding_norm else 0.0)
         edge = edge + np.where(single_stage, (breakdown["head"] / tp) + model.norm_params(), 0.0)
-    linear_per_layer = (per_layer_attention + per_layer_dense_mlp) / tp + per_layer_experts / (ep * tp)
-    largest = (model.layer_params(model.num_layers - 1) if model.is_moe else model.layer_params(0)) / tp
+    linear_per_layer = (per_layer_attention + per_layer_dense_mlp) / tp + per_layer_experts / (
+        ep * tp
+    )
+    largest = (
+        model.layer_params(model.num_layers - 1) if model.is_moe else model.layer_params(0)
+    ) / tp
     return StageParameters(
         dense=dense + edge,
         experts=experts,
@@ -185,7 +205,9 @@ def stage_parameters(model: ModelSpec, layout: Layout, last_stage: bool) -> Stag
     )
 
 
-def model_state_bytes(job: TrainingJob, layout: Layout, framework_codes: npt.NDArray[np.int64], last_stage: bool) -> dict[str, FloatArray]:
+def model_state_bytes(
+    job: TrainingJob, layout: Layout, framework_codes: npt.NDArray[np.int64], last_stage: bool
+) -> dict[str, FloatArray]:
     """Weights, gradients and optimizer bytes on one rank of the first or last stage.
 
     Trained parameters take the framework's bytes (``frameworks.py``); under ``bf16-pure``
@@ -215,11 +237,17 @@ def model_state_bytes(job: TrainingJob, layout: Layout, framework_codes: npt.NDA
         frozen = np.zeros_like(total_on_rank)
 
     if job.precision == "bf16-pure":
-        weight_bytes, grad_bytes, master_bytes = np.full_like(shard, BF16), np.full_like(shard, BF16), np.zeros_like(shard)
-    elif job.precision == "fp32":
-        weight_bytes, grad_bytes, master_bytes = np.full_like(shard, FP32), np.full_like(shard, FP32), np.zeros_like(shard)
-    elif job.is_adapter:
-        weight_bytes, grad_bytes, master_bytes = np.full_like(shard, FP32), np.full_like(shard, FP32), np.zeros_like(shard)
+        weight_bytes, grad_bytes, master_bytes = (
+            np.full_like(shard, BF16),
+            np.full_like(shard, BF16),
+            np.zeros_like(shard),
+        )
+    elif job.precision == "fp32" or job.is_adapter:
+        weight_bytes, grad_bytes, master_bytes = (
+            np.full_like(shard, FP32),
+            np.full_like(shard, FP32),
+            np.zeros_like(shard),
+        )
     else:
         weight_bytes = profile_values(framework_codes, "compute_weight_bytes")
         grad_bytes = profile_values(framework_codes, "gradient_bytes")
@@ -237,7 +265,10 @@ def model_state_bytes(job: TrainingJob, layout: Layout, framework_codes: npt.NDA
     weights = trained * weight_bytes / weight_divisor
     weights = np.where(offloaded_params, 0.0, weights)
     if job.method == "qlora":
-        frozen_bytes = stage.linear * nf4_bytes_per_param(job.lora.double_quant) + (frozen - stage.linear) * BF16
+        frozen_bytes = (
+            stage.linear * nf4_bytes_per_param(job.lora.double_quant)
+            + (frozen - stage.linear) * BF16
+        )
     else:
         frozen_bytes = frozen * (FP32 if job.precision == "fp32" else BF16)
     weights = weights + frozen_bytes / weight_divisor
@@ -292,7 +323,13 @@ def activation_bytes_per_token_per_layer(
 
     if model.uses_mla:
         q_width = float(model.q_width)
-        kv_width = float(model.num_attention_heads * (model.qk_nope_head_dim + model.qk_rope_head_dim + model.v_head_dim)) / 2
+        kv_width = (
+            float(
+                model.num_attention_heads
+                * (model.qk_nope_head_dim + model.qk_rope_head_dim + model.v_head_dim)
+            )
+            / 2
+        )
     else:
         q_width, kv_width = float(model.q_width), float(model.kv_width)
 
@@ -329,16 +366,27 @@ def activation_bytes_per_token_per_layer(
         k = float(model.num_experts_per_token)
         routed = k * (h + mlp_elements(model.moe_intermediate_size) + h) / tp
         router = 2.0 * model.num_experts / tp
-        shared = mlp_elements(model.shared_expert_intermediate_size) / tp if model.shared_expert_intermediate_size else 0.0
+        shared = (
+            mlp_elements(model.shared_expert_intermediate_size) / tp
+            if model.shared_expert_intermediate_size
+            else 0.0
+        )
         dense_mlp = mlp_elements(model.intermediate_size) / tp
         mlp = moe_share * (routed + router + shared) + (1 - moe_share) * dense_mlp
     else:
         mlp = mlp_elements(model.intermediate_size) / tp
 
-    lora_extra = 0.0
+    lora_extra: float | FloatArray = 0.0
     if targets is not None and lora_dropout:
-        widths = {"q_proj": h, "k_proj": h, "v_proj": h, "o_proj": q_width, "gate_proj": h, "up_proj": h,
-                  "down_proj": float(model.intermediate_size)}
+        widths = {
+            "q_proj": h,
+            "k_proj": h,
+            "v_proj": h,
+            "o_proj": q_width,
+            "gate_proj": h,
+            "up_proj": h,
+            "down_proj": float(model.intermediate_size),
+        }
         lora_extra = sum(1.5 * widths[name] for name in targets) / tp
 
     sharded = sharded_qkv + output_input + scores + mlp + lora_extra
@@ -378,13 +426,17 @@ def micro_batches_in_flight(layout: Layout) -> FloatArray:
     return np.asarray(np.where(layout.pp > 1, in_flight * interleave, 1.0), dtype=float)
 
 
-def logits_bytes(job: TrainingJob, layout: Layout, framework_codes: npt.NDArray[np.int64]) -> FloatArray:
+def logits_bytes(
+    job: TrainingJob, layout: Layout, framework_codes: npt.NDArray[np.int64]
+) -> FloatArray:
     """Output logits and the loss for one micro-batch on the last stage: ``s b V / (t cp)`` logits
     times the bytes per logit the stack keeps (Megatron 6, eager 10; see ``frameworks.py``). A
     fused or chunked cross-entropy keeps the bf16 logits and one fp32 chunk at a time (3 bytes)."""
     tokens = job.seq_len * layout.micro_batch / layout.cp
     elements = tokens * job.model.vocab_size / layout.tp
-    per_element = 3.0 if job.fused_loss else profile_values(framework_codes, "logit_bytes_per_element")
+    per_element = (
+        3.0 if job.fused_loss else profile_values(framework_codes, "logit_bytes_per_element")
+    )
     return np.asarray(elements * per_element, dtype=float)
 
 
@@ -414,7 +466,9 @@ def estimate_memory(
         bytes_per_value=FP32 if job.precision == "fp32" else BF16,
     )
     layer_activation = per_token_layer * tokens
-    layer_input = tokens * model.hidden_size * BF16 / np.where(layout.sequence_parallel, layout.tp, 1)
+    layer_input = (
+        tokens * model.hidden_size * BF16 / np.where(layout.sequence_parallel, layout.tp, 1)
+    )
     layers_on_stage = np.ceil(model.num_layers / layout.pp)
     stored_per_layer = np.where(layout.recompute == 2, layer_input, layer_activation)
     working_layer = np.where(layout.recompute == 2, layer_activation, 0.0)
@@ -436,7 +490,10 @@ def estimate_memory(
     parts["activations"] = np.where(last_is_peak, last_activations, first_activations)
     parts["logits"] = np.where(last_is_peak, logits, 0.0)
     parts["buffers"] = buffers
-    allocated = sum(parts[name] for name in ("weights", "gradients", "optimizer", "activations", "logits", "buffers"))
+    allocated = sum(
+        parts[name]
+        for name in ("weights", "gradients", "optimizer", "activations", "logits", "buffers")
+    )
     parts["fragmentation"] = allocated * profile_values(codes, "fragmentation")
     parts["context"] = CUDA_CONTEXT_BYTES + NCCL_BYTES_PER_COMMUNICATOR * communicator_count(layout)
     reserved = allocated + parts["fragmentation"]
@@ -451,7 +508,9 @@ def estimate_memory(
     )
 
 
-def framework_buffer_bytes(job: TrainingJob, layout: Layout, framework_codes: npt.NDArray[np.int64]) -> FloatArray:
+def framework_buffer_bytes(
+    job: TrainingJob, layout: Layout, framework_codes: npt.NDArray[np.int64]
+) -> FloatArray:
     """Buffers the stack allocates beside the model states.
 
     - ZeRO-3 / FSDP: the current and the prefetched layer gathered in bf16 plus one layer's
@@ -471,7 +530,9 @@ def framework_buffer_bytes(job: TrainingJob, layout: Layout, framework_codes: np
     deepspeed = (framework_codes == 2) & (layout.zero >= 1) & (layout.zero <= 2)
     bucket = np.where(deepspeed, 2.0 * model.hidden_size**2 * BF16, 0.0)
     ddp = (framework_codes == 3) & (layout.dp > 1) & (layout.zero == 0)
-    bucket = bucket + np.where(ddp, profile_values(framework_codes, "gradient_bucket_elements") * 2, 0.0)
+    bucket = bucket + np.where(
+        ddp, profile_values(framework_codes, "gradient_bucket_elements") * 2, 0.0
+    )
     dequantized = 0.0
     if job.method == "qlora":
         dequantized = model.hidden_size * max(model.intermediate_size, model.q_width) * BF16 / 1.0

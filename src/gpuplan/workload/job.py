@@ -60,8 +60,15 @@ class LoraConfig:
             names = [part.strip() for part in key.split(",") if part.strip()]
         else:
             names = [str(part).strip().lower() for part in value]
-        aliases = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj", "gate": "gate_proj",
-                   "up": "up_proj", "down": "down_proj"}
+        aliases = {
+            "q": "q_proj",
+            "k": "k_proj",
+            "v": "v_proj",
+            "o": "o_proj",
+            "gate": "gate_proj",
+            "up": "up_proj",
+            "down": "down_proj",
+        }
         targets = tuple(aliases.get(name, name) for name in names)
         unknown = [name for name in targets if name not in LINEAR_MODULES]
         if unknown or not targets:
@@ -90,7 +97,9 @@ class TrainingJob:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "method", _choice("method", self.method, METHODS))
-        object.__setattr__(self, "precision", _choice("precision", self.precision, PRECISIONS + ("bf16-true",)))
+        object.__setattr__(
+            self, "precision", _choice("precision", self.precision, (*PRECISIONS, "bf16-true"))
+        )
         if self.precision == "bf16-true":
             object.__setattr__(self, "precision", "bf16-pure")
         object.__setattr__(self, "optimizer", _choice("optimizer", self.optimizer, OPTIMIZERS))
@@ -98,7 +107,9 @@ class TrainingJob:
         if self.seq_len < 1:
             raise JobError(f"seq_len: must be a positive number of tokens, got {self.seq_len}")
         if self.global_batch < 1:
-            raise JobError(f"global_batch: must be a positive number of sequences, got {self.global_batch}")
+            raise JobError(
+                f"global_batch: must be a positive number of sequences, got {self.global_batch}"
+            )
         if self.tokens < 0:
             raise JobError(f"tokens: must not be negative, got {self.tokens}")
         if self.method in ("lora", "qlora") and self.lora.rank < 1:

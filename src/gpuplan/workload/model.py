@@ -59,87 +59,171 @@ _LLAMA_DEFAULTS = {
 FAMILIES: dict[str, FamilyTraits] = {
     "llama": FamilyTraits(defaults=_LLAMA_DEFAULTS),
     "mistral": FamilyTraits(
-        defaults={**_LLAMA_DEFAULTS, "intermediate_size": 14336, "num_key_value_heads": 8,
-                  "max_position_embeddings": 131072}
+        defaults={
+            **_LLAMA_DEFAULTS,
+            "intermediate_size": 14336,
+            "num_key_value_heads": 8,
+            "max_position_embeddings": 131072,
+        }
     ),
     "internlm2": FamilyTraits(defaults=_LLAMA_DEFAULTS),
     "baichuan": FamilyTraits(defaults={**_LLAMA_DEFAULTS, "vocab_size": 125696}),
     "yi": FamilyTraits(defaults=_LLAMA_DEFAULTS),
     "phi3": FamilyTraits(
-        defaults={"vocab_size": 32064, "hidden_size": 3072, "intermediate_size": 8192,
-                  "num_hidden_layers": 32, "num_attention_heads": 32,
-                  "max_position_embeddings": 4096}
+        defaults={
+            "vocab_size": 32064,
+            "hidden_size": 3072,
+            "intermediate_size": 8192,
+            "num_hidden_layers": 32,
+            "num_attention_heads": 32,
+            "max_position_embeddings": 4096,
+        }
     ),
     "qwen2": FamilyTraits(
         qkv_bias=True,
-        defaults={"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016,
-                  "num_hidden_layers": 32, "num_attention_heads": 32,
-                  "max_position_embeddings": 32768},
+        defaults={
+            "vocab_size": 151936,
+            "hidden_size": 4096,
+            "intermediate_size": 22016,
+            "num_hidden_layers": 32,
+            "num_attention_heads": 32,
+            "max_position_embeddings": 32768,
+        },
     ),
     "qwen3": FamilyTraits(
         qk_norm="per_head",
-        defaults={"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016,
-                  "num_hidden_layers": 32, "num_attention_heads": 32,
-                  "max_position_embeddings": 32768, "head_dim": 128},
+        defaults={
+            "vocab_size": 151936,
+            "hidden_size": 4096,
+            "intermediate_size": 22016,
+            "num_hidden_layers": 32,
+            "num_attention_heads": 32,
+            "max_position_embeddings": 32768,
+            "head_dim": 128,
+        },
     ),
     "qwen3_moe": FamilyTraits(
         qk_norm="per_head",
-        defaults={"vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 6144,
-                  "num_hidden_layers": 24, "num_attention_heads": 32, "num_key_value_heads": 4,
-                  "max_position_embeddings": 32768, "head_dim": 128, "num_experts": 128,
-                  "num_experts_per_tok": 8, "moe_intermediate_size": 768},
+        defaults={
+            "vocab_size": 151936,
+            "hidden_size": 2048,
+            "intermediate_size": 6144,
+            "num_hidden_layers": 24,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 4,
+            "max_position_embeddings": 32768,
+            "head_dim": 128,
+            "num_experts": 128,
+            "num_experts_per_tok": 8,
+            "moe_intermediate_size": 768,
+        },
     ),
     "qwen2_moe": FamilyTraits(
         qkv_bias=True,
-        defaults={"vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632,
-                  "num_hidden_layers": 24, "num_attention_heads": 16,
-                  "max_position_embeddings": 32768, "num_experts": 60, "num_experts_per_tok": 4,
-                  "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632},
+        defaults={
+            "vocab_size": 151936,
+            "hidden_size": 2048,
+            "intermediate_size": 5632,
+            "num_hidden_layers": 24,
+            "num_attention_heads": 16,
+            "max_position_embeddings": 32768,
+            "num_experts": 60,
+            "num_experts_per_tok": 4,
+            "moe_intermediate_size": 1408,
+            "shared_expert_intermediate_size": 5632,
+        },
     ),
     "mixtral": FamilyTraits(
-        defaults={**_LLAMA_DEFAULTS, "intermediate_size": 14336, "num_key_value_heads": 8,
-                  "max_position_embeddings": 131072, "num_local_experts": 8,
-                  "num_experts_per_tok": 2}
+        defaults={
+            **_LLAMA_DEFAULTS,
+            "intermediate_size": 14336,
+            "num_key_value_heads": 8,
+            "max_position_embeddings": 131072,
+            "num_local_experts": 8,
+            "num_experts_per_tok": 2,
+        }
     ),
     "olmo2": FamilyTraits(qk_norm="full", defaults={**_LLAMA_DEFAULTS, "vocab_size": 50304}),
     "gemma2": FamilyTraits(
         norms_per_layer=4,
         tie_word_embeddings=True,
         hidden_act="gelu_pytorch_tanh",
-        defaults={"vocab_size": 256000, "hidden_size": 2304, "intermediate_size": 9216,
-                  "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4,
-                  "head_dim": 256, "max_position_embeddings": 8192},
+        defaults={
+            "vocab_size": 256000,
+            "hidden_size": 2304,
+            "intermediate_size": 9216,
+            "num_hidden_layers": 26,
+            "num_attention_heads": 8,
+            "num_key_value_heads": 4,
+            "head_dim": 256,
+            "max_position_embeddings": 8192,
+        },
     ),
     "gemma3_text": FamilyTraits(
         norms_per_layer=4,
         qk_norm="per_head",
         tie_word_embeddings=True,
         hidden_act="gelu_pytorch_tanh",
-        defaults={"vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216,
-                  "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4,
-                  "head_dim": 256, "max_position_embeddings": 131072},
+        defaults={
+            "vocab_size": 262208,
+            "hidden_size": 2304,
+            "intermediate_size": 9216,
+            "num_hidden_layers": 26,
+            "num_attention_heads": 8,
+            "num_key_value_heads": 4,
+            "head_dim": 256,
+            "max_position_embeddings": 131072,
+        },
     ),
     "chatglm": FamilyTraits(
         qkv_bias=True,
-        defaults={"vocab_size": 65024, "hidden_size": 4096, "intermediate_size": 13696,
-                  "num_hidden_layers": 28, "num_attention_heads": 32,
-                  "max_position_embeddings": 8192},
+        defaults={
+            "vocab_size": 65024,
+            "hidden_size": 4096,
+            "intermediate_size": 13696,
+            "num_hidden_layers": 28,
+            "num_attention_heads": 32,
+            "max_position_embeddings": 8192,
+        },
     ),
     "deepseek_v2": FamilyTraits(
-        defaults={"vocab_size": 102400, "hidden_size": 4096, "intermediate_size": 11008,
-                  "num_hidden_layers": 30, "num_attention_heads": 32,
-                  "max_position_embeddings": 2048, "qk_nope_head_dim": 128,
-                  "qk_rope_head_dim": 64, "v_head_dim": 128, "kv_lora_rank": 512,
-                  "q_lora_rank": 1536, "moe_layer_freq": 1, "first_k_dense_replace": 0},
+        defaults={
+            "vocab_size": 102400,
+            "hidden_size": 4096,
+            "intermediate_size": 11008,
+            "num_hidden_layers": 30,
+            "num_attention_heads": 32,
+            "max_position_embeddings": 2048,
+            "qk_nope_head_dim": 128,
+            "qk_rope_head_dim": 64,
+            "v_head_dim": 128,
+            "kv_lora_rank": 512,
+            "q_lora_rank": 1536,
+            "moe_layer_freq": 1,
+            "first_k_dense_replace": 0,
+        },
     ),
     "deepseek_v3": FamilyTraits(
-        defaults={"vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432,
-                  "num_hidden_layers": 61, "num_attention_heads": 128,
-                  "max_position_embeddings": 4096, "qk_nope_head_dim": 128,
-                  "qk_rope_head_dim": 64, "v_head_dim": 128, "kv_lora_rank": 512,
-                  "q_lora_rank": 1536, "n_routed_experts": 256, "num_experts_per_tok": 8,
-                  "moe_intermediate_size": 2048, "n_shared_experts": 1,
-                  "first_k_dense_replace": 3, "moe_layer_freq": 1, "topk_method": "noaux_tc"},
+        defaults={
+            "vocab_size": 129280,
+            "hidden_size": 7168,
+            "intermediate_size": 18432,
+            "num_hidden_layers": 61,
+            "num_attention_heads": 128,
+            "max_position_embeddings": 4096,
+            "qk_nope_head_dim": 128,
+            "qk_rope_head_dim": 64,
+            "v_head_dim": 128,
+            "kv_lora_rank": 512,
+            "q_lora_rank": 1536,
+            "n_routed_experts": 256,
+            "num_experts_per_tok": 8,
+            "moe_intermediate_size": 2048,
+            "n_shared_experts": 1,
+            "first_k_dense_replace": 3,
+            "moe_layer_freq": 1,
+            "topk_method": "noaux_tc",
+        },
     ),
     "falcon": FamilyTraits(
         gated_mlp=False,
@@ -149,8 +233,13 @@ FAMILIES: dict[str, FamilyTraits] = {
         parallel_attention=True,
         tie_word_embeddings=True,
         hidden_act="gelu",
-        defaults={"vocab_size": 65024, "hidden_size": 4544, "num_hidden_layers": 32,
-                  "num_attention_heads": 71, "max_position_embeddings": 2048},
+        defaults={
+            "vocab_size": 65024,
+            "hidden_size": 4544,
+            "num_hidden_layers": 32,
+            "num_attention_heads": 71,
+            "max_position_embeddings": 2048,
+        },
     ),
     "gpt2": FamilyTraits(
         gated_mlp=False,
@@ -161,8 +250,13 @@ FAMILIES: dict[str, FamilyTraits] = {
         position_embedding="learned",
         tie_word_embeddings=True,
         hidden_act="gelu_new",
-        defaults={"vocab_size": 50257, "hidden_size": 768, "num_hidden_layers": 12,
-                  "num_attention_heads": 12, "max_position_embeddings": 1024},
+        defaults={
+            "vocab_size": 50257,
+            "hidden_size": 768,
+            "num_hidden_layers": 12,
+            "num_attention_heads": 12,
+            "max_position_embeddings": 1024,
+        },
     ),
     "opt": FamilyTraits(
         gated_mlp=False,
@@ -174,9 +268,14 @@ FAMILIES: dict[str, FamilyTraits] = {
         learned_position_offset=2,
         tie_word_embeddings=True,
         hidden_act="relu",
-        defaults={"vocab_size": 50272, "hidden_size": 768, "num_hidden_layers": 12,
-                  "num_attention_heads": 12, "intermediate_size": 3072,
-                  "max_position_embeddings": 2048},
+        defaults={
+            "vocab_size": 50272,
+            "hidden_size": 768,
+            "num_hidden_layers": 12,
+            "num_attention_heads": 12,
+            "intermediate_size": 3072,
+            "max_position_embeddings": 2048,
+        },
     ),
     "bloom": FamilyTraits(
         gated_mlp=False,
@@ -188,8 +287,13 @@ FAMILIES: dict[str, FamilyTraits] = {
         embedding_norm=True,
         tie_word_embeddings=True,
         hidden_act="gelu",
-        defaults={"vocab_size": 250880, "hidden_size": 64, "num_hidden_layers": 2,
-                  "num_attention_heads": 8, "max_position_embeddings": 2048},
+        defaults={
+            "vocab_size": 250880,
+            "hidden_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 8,
+            "max_position_embeddings": 2048,
+        },
     ),
     "mpt": FamilyTraits(
         gated_mlp=False,
@@ -197,8 +301,13 @@ FAMILIES: dict[str, FamilyTraits] = {
         position_embedding="alibi",
         tie_word_embeddings=True,
         hidden_act="gelu",
-        defaults={"vocab_size": 50368, "hidden_size": 2048, "num_hidden_layers": 24,
-                  "num_attention_heads": 16, "max_position_embeddings": 2048},
+        defaults={
+            "vocab_size": 50368,
+            "hidden_size": 2048,
+            "num_hidden_layers": 24,
+            "num_attention_heads": 16,
+            "max_position_embeddings": 2048,
+        },
     ),
 }
 
@@ -280,7 +389,9 @@ class ModelSpec:
     # --- construction ---------------------------------------------------------------------
 
     @classmethod
-    def from_hf_config(cls, config: Mapping[str, Any] | str | Path, name: str | None = None) -> ModelSpec:
+    def from_hf_config(
+        cls, config: Mapping[str, Any] | str | Path, name: str | None = None
+    ) -> ModelSpec:
         """Build a spec from a Hugging Face config.json (path) or a mapping of its keys.
 
         Multimodal configs (Gemma 3) take their ``text_config``; the vision tower's parameters
@@ -299,7 +410,10 @@ class ModelSpec:
             text.setdefault("model_type", model_type)
             hidden = text.get("hidden_size", FAMILIES["gemma3_text"].defaults["hidden_size"])
             vision_params = siglip_vision_params(vision, int(hidden))
-            raw = {**{k: v for k, v in raw.items() if k not in ("text_config", "vision_config")}, **text}
+            raw = {
+                **{k: v for k, v in raw.items() if k not in ("text_config", "vision_config")},
+                **text,
+            }
             model_type = str(text.get("model_type") or model_type).lower()
         family_name = FAMILY_ALIASES.get(model_type, model_type)
         if family_name not in FAMILIES:
@@ -531,10 +645,11 @@ def _normalise_keys(raw: Mapping[str, Any], traits: FamilyTraits) -> dict[str, A
     for canonical, aliases in _KEY_ALIASES.items():
         if raw.get(canonical) is not None:
             continue
-        for alias in aliases:
-            if raw.get(alias) is not None:
-                values[canonical] = raw[alias]
-                break
+        given = next((raw[alias] for alias in aliases if raw.get(alias) is not None), None)
+        if given is None and values.get(canonical) is None:
+            given = next((values[a] for a in aliases if values.get(a) is not None), None)
+        if given is not None:
+            values[canonical] = given
     return values
 
 
@@ -640,9 +755,11 @@ def _build_spec(
             shared_intermediate = _positive_int(values, "shared_expert_intermediate_size")
             shared_gate = family == "qwen2_moe"
         first_dense = _optional_int(values, "first_k_dense_replace") or 0
-        frequency = _optional_int(values, "moe_layer_freq") or _optional_int(
-            values, "decoder_sparse_step"
-        ) or 1
+        frequency = (
+            _optional_int(values, "moe_layer_freq")
+            or _optional_int(values, "decoder_sparse_step")
+            or 1
+        )
         router_bias = str(values.get("topk_method", "")) == "noaux_tc"
 
     kv_lora = _optional_int(values, "kv_lora_rank") if family.startswith("deepseek") else None
@@ -673,7 +790,9 @@ def _build_spec(
         max_position_embeddings=max_positions,
         tie_word_embeddings=_flag(values, "tie_word_embeddings", traits.tie_word_embeddings),
         gated_mlp=gated,
-        hidden_act=str(values.get("hidden_act") or values.get("activation_function") or traits.hidden_act),
+        hidden_act=str(
+            values.get("hidden_act") or values.get("activation_function") or traits.hidden_act
+        ),
         qkv_bias=qkv_bias,
         output_bias=output_bias,
         mlp_bias=mlp_bias,
@@ -697,6 +816,8 @@ def _build_spec(
         qk_nope_head_dim=_optional_int(values, "qk_nope_head_dim") or 0 if kv_lora else 0,
         qk_rope_head_dim=_optional_int(values, "qk_rope_head_dim") or 0 if kv_lora else 0,
         v_head_dim=_optional_int(values, "v_head_dim") or 0 if kv_lora else 0,
-        sliding_window=int(sliding) if isinstance(sliding, int) and not isinstance(sliding, bool) else None,
+        sliding_window=int(sliding)
+        if isinstance(sliding, int) and not isinstance(sliding, bool)
+        else None,
         vision_params=vision_params,
     )

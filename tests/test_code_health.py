@@ -1,0 +1,45 @@
+"""The habits that keep the codebase healthy, run with the test suite: ruff and mypy."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(*command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+
+
+@pytest.mark.skipif(
+    shutil.which("ruff") is None, reason="ruff is not installed (pip install -e '.[test]')"
+)
+def test_ruff_lint_passes():
+    result = _run("ruff", "check", "src", "tests", "benchmarks")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.skipif(
+    shutil.which("ruff") is None, reason="ruff is not installed (pip install -e '.[test]')"
+)
+def test_ruff_format_is_clean():
+    result = _run("ruff", "format", "--check", "src", "tests", "benchmarks")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.slow
+def test_mypy_passes_on_the_package():
+    pytest.importorskip("mypy")
+    result = _run(sys.executable, "-m", "mypy")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_import_does_not_load_heavy_modules():
+    code = "import sys, gpuplan; heavy = [m for m in ('numpy', 'typer', 'rich', 'yaml') if m in sys.modules]; print(heavy)"
+    result = _run(sys.executable, "-c", code)
+    assert result.stdout.strip() == "[]", result.stdout + result.stderr
