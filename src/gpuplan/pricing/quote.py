@@ -1,0 +1,431 @@
+"""An itemized quote: what running N instances of an offer for a duration costs.
+
+``quote()`` takes a duration in seconds (and optionally trained tokens or a throughput) and
+knows nothing about models: the speed model supplies the duration later.
+
+1. Compute: the cheapest mix of the offer's packages, reserved terms and pay-as-you-go plans for
+   one instance (:mod:`gpuplan.pricing.mix`), times the number of instances, next to the cost of
+   each plan alone.
+2. Discounts the provider states (long-term rental) come off the compute charge; a negotiated
+   factor has already scaled the plan prices (``OfferBook.build``).
+3. Fees (:mod:`gpuplan.pricing.fees`): storage while running and while stopped, egress tiers,
+   public IPs, shares (support, licences), then tax. ``hidden_fee_share = fees / total``.
+4. Spot, when the offer has it, as an expected cost beside the on-demand fallback. With ``λ``
+   interruptions per hour and ``h`` seconds lost per interruption (restart, reload, recompute
+   since the last checkpoint), a job of ``D`` seconds runs ``E = D (1 + λ h / 3600)`` seconds in
+   ``n = λ D / 3600`` interruptions; each new run wastes half a billing step on average, so
+   ``expected cost = price/s x (E + n g / 2) x instances`` (pricing-and-catalogs.md §9.3).
+   The defaults (one interruption a day, 30 minutes lost each) are assumptions, not
+   measurements: pass the reliability model's figures when it has them.
+5. Normalization: total per GPU-hour, per job, and per million trained tokens
+   (``total / tokens x 10^6``, tokens given or ``throughput x duration``).
+
+Amounts are ``Decimal`` in the offer's currency, converted at the end when another currency is
+asked for; the exchange rate used is printed with its date.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from gpuplan.errors import InputError
+from gpuplan.pricing.currency import ExchangeRates, default_rates
+from gpuplan.pricing.fees import FeeLine, Usage, itemize_fees
+from gpuplan.pricing.mix import BillingMix, cheapest_mix, cost_of_plan_alone
+from gpuplan.pricing.offers import FeeItem, Offer, PricePlan
+from gpuplan.pricing.provenance import Provenance
+from gpuplan.units import SECONDS_PER_HOUR
+
+DEFAULT_INTERRUPTIONS_PER_HOUR = 1 / 24
+"""Assumed spot interruption rate: one a day. An input, not a measurement."""
+DEFAULT_RESTART_OVERHEAD_SECONDS = 1800.0
+"""Assumed work lost per spot interruption: 30 minutes (re-provision, reload, recompute)."""
+
+
+class QuoteError(InputError):
+    """A quote request that cannot be priced (negative duration, no usable plan, ...)."""
+
+
+@dataclass(frozen=True)
+class SpotAssumptions:
+    """How often spot capacity is reclaimed and what each reclaim costs in lost time."""
+
+    interruptions_per_hour: float = DEFAULT_INTERRUPTIONS_PER_HOUR
+    restart_overhead_seconds: float = DEFAULT_RESTART_OVERHEAD_SECONDS
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.interruptions_per_hour) and self.interruptions_per_hour >= 0):
+            raise QuoteError("interruption rate must be a non-negative number per hour")
+        if not (
+            math.isfinite(self.restart_overhead_seconds) and self.restart_overhead_seconds >= 0
+        ):
+            raise QuoteError("restart overhead must be a non-negative duration")
+
+
+@dataclass(frozen=True)
+class ComputeLine:
+    """A compute charge: ``count`` blocks of a package, or one metered run."""
+
+    plan: PricePlan
+    count: int
+    seconds: float
+    amount: Decimal
+
+    def to_dict(self, rates: ExchangeRates, currency: str) -> dict[str, Any]:
+        kind = "package" if self.plan.kind == "package" else "metered"
+        item = f"{self.count} x {self.plan.name}" if kind == "package" else self.plan.name
+        line: dict[str, Any] = {
+            "kind": "compute",
+            "item": item,
+            "plan": self.plan.name,
+            "mode": self.plan.mode,
+            "quantity": self.count if kind == "package" else self.plan.billed_seconds(self.seconds),
+            "unit": "blocks" if kind == "package" else "billed seconds per instance",
+            "unit_price": self.plan.price,
+            "per": self.plan.per,
+            "price_period_seconds": self.plan.price_period_seconds,
+            "amount": rates.convert(self.amount, self.plan.currency, currency),
+            "currency": currency,
+            **self.plan.provenance.to_dict(),
+        }
+        if self.plan.upfront_share is not None:
+            line["upfront_amount"] = line["amount"] * self.plan.upfront_share
+        return line
+
+
+@dataclass(frozen=True)
+class SpotEstimate:
+    """Expected cost of running on spot, beside the on-demand fallback."""
+
+    plan: PricePlan
+    assumptions: SpotAssumptions
+    expected_seconds: float
+    expected_interruptions: float
+    expected_cost: Decimal
+    fallback_cost: Decimal
+    discount_vs_on_demand: bool
+
+    def to_dict(self, rates: ExchangeRates, source_currency: str, currency: str) -> dict[str, Any]:
+        expected = rates.convert(self.expected_cost, source_currency, currency)
+        fallback = rates.convert(self.fallback_cost, source_currency, currency)
+        return {
+            "plan": self.plan.name,
+            "price": self.plan.price,
+            "per": self.plan.per,
+            "interruptions_per_hour": self.assumptions.interruptions_per_hour,
+            "restart_overhead_seconds": self.assumptions.restart_overhead_seconds,
+            "expected_seconds": self.expected_seconds,
+            "expected_interruptions": self.expected_interruptions,
+            "expected_compute": expected,
+            "on_demand_fallback_compute": fallback,
+            "saving": fallback - expected,
+            "cheaper_than_on_demand": expected < fallback,
+            "spot_discount_listed": self.discount_vs_on_demand,
+            "currency": currency,
+            **self.plan.provenance.to_dict(),
+        }
+
+
+def spot_expected_cost(
+    plan: PricePlan,
+    duration_seconds: float,
+    gpus: int,
+    instances: int,
+    assumptions: SpotAssumptions,
+) -> tuple[Decimal, float, float]:
+    """``(expected cost, expected seconds, expected interruptions)``: see the module docstring."""
+    interruptions = assumptions.interruptions_per_hour * duration_seconds / SECONDS_PER_HOUR
+    expected_seconds = duration_seconds + interruptions * assumptions.restart_overhead_seconds
+    billed = expected_seconds + interruptions * plan.granularity_seconds / 2
+    if duration_seconds > 0:
+        billed = max(billed, float(plan.minimum_seconds))
+    per_second = plan.instance_price(gpus) / plan.price_period_seconds
+    return per_second * Decimal(repr(billed)) * instances, expected_seconds, interruptions
+
+
+@dataclass(frozen=True)
+class Quote:
+    """The itemized cost of a job on one offer. Amounts in the offer's currency."""
+
+    offer: Offer
+    duration_seconds: float
+    instances: int
+    mix: BillingMix
+    compute_lines: tuple[ComputeLine, ...]
+    discount_lines: tuple[tuple[str, Decimal, dict[str, Any]], ...]
+    fee_lines: tuple[FeeLine, ...]
+    plans_alone: tuple[tuple[PricePlan, Decimal], ...]
+    spot: SpotEstimate | None
+    tokens: float | None
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def compute(self) -> Decimal:
+        return sum((line.amount for line in self.compute_lines), Decimal(0)) + sum(
+            (amount for _, amount, _ in self.discount_lines), Decimal(0)
+        )
+
+    @property
+    def fees(self) -> Decimal:
+        return sum((line.amount or Decimal(0) for line in self.fee_lines), Decimal(0))
+
+    @property
+    def total(self) -> Decimal:
+        return self.compute + self.fees
+
+    @property
+    def gpu_hours(self) -> float:
+        return self.offer.gpus * self.instances * self.duration_seconds / SECONDS_PER_HOUR
+
+    def to_dict(
+        self, currency: str | None = None, rates: ExchangeRates | None = None
+    ) -> dict[str, Any]:
+        """The quote in base units, converted to ``currency`` (the offer's by default)."""
+        rates = rates or default_rates()
+        source = self.offer.currency
+        currency = currency or source
+
+        def convert(amount: Decimal) -> Decimal:
+            return rates.convert(amount, source, currency)
+
+        total = convert(self.total)
+        fees = convert(self.fees)
+        lines = [line.to_dict(rates, currency) for line in self.compute_lines]
+        for item, amount, provenance in self.discount_lines:
+            lines.append(
+                {
+                    "kind": "discount",
+                    "item": item,
+                    "amount": convert(amount),
+                    "currency": currency,
+                    **provenance,
+                }
+            )
+        for fee_line in self.fee_lines:
+            fee = fee_line.to_dict()
+            if fee_line.amount is not None:
+                fee["amount"] = convert(fee_line.amount)
+            fee["currency"] = currency
+            lines.append(fee)
+        gpu_hours = Decimal(repr(self.gpu_hours))
+        result: dict[str, Any] = {
+            "offer": self.offer.id,
+            "provider": self.offer.provider,
+            "gpu": self.offer.gpu,
+            "gpus_per_instance": self.offer.gpus,
+            "instances": self.instances,
+            "gpu_count": self.offer.gpus * self.instances,
+            "duration_seconds": self.duration_seconds,
+            "currency": currency,
+            "total": total,
+            "compute": convert(self.compute),
+            "fees": fees,
+            "hidden_fee_share": (fees / total) if total else Decimal(0),
+            "per_gpu_hour": (total / gpu_hours) if gpu_hours else None,
+            "per_job": total,
+            "tokens": self.tokens,
+            "per_million_tokens": (total / Decimal(repr(self.tokens)) * 1_000_000)
+            if self.tokens
+            else None,
+            "billing_mix": {
+                "description": self.mix.describe(),
+                "per_instance": convert(self.mix.cost),
+                "blocks": [
+                    {"plan": plan.name, "count": count, "term_seconds": plan.term_seconds}
+                    for plan, count in self.mix.blocks
+                ],
+                "metered_plan": self.mix.metered_plan.name if self.mix.metered_plan else None,
+                "metered_seconds": self.mix.metered_seconds,
+                "unused_seconds": self.mix.unused_seconds,
+            },
+            "lines": lines,
+            "plans_alone": [
+                {"plan": plan.name, "mode": plan.mode, "total_compute": convert(amount)}
+                for plan, amount in self.plans_alone
+            ],
+            "spot": self.spot.to_dict(rates, source, currency) if self.spot else None,
+            "tax_included": self.offer.tax_included,
+            "warnings": list(self.warnings),
+        }
+        if currency != source:
+            result["exchange_rate"] = {
+                "from": source,
+                "to": currency,
+                "rate": rates.convert(Decimal(1), source, currency),
+                "source": rates.describe(source if source != rates.base else currency)["source"],
+                "observed": rates.describe(source if source != rates.base else currency)[
+                    "observed"
+                ],
+            }
+        return result
+
+
+def _discount_lines(
+    offer: Offer, compute_lines: list[ComputeLine], duration_seconds: float
+) -> tuple[list[tuple[str, Decimal, dict[str, Any]]], list[str]]:
+    lines: list[tuple[str, Decimal, dict[str, Any]]] = []
+    warnings: list[str] = []
+    for discount in offer.discounts:
+        if duration_seconds < discount.minimum_seconds:
+            continue
+        if discount.share is None or not discount.automatic:
+            warnings.append(
+                f"{discount.kind} discount exists but is not applied "
+                f"({discount.notes or 'no public figure'})"
+            )
+            continue
+        base = sum(
+            (
+                line.amount
+                for line in compute_lines
+                if not discount.applies_to_modes or line.plan.mode in discount.applies_to_modes
+            ),
+            Decimal(0),
+        )
+        if base:
+            label = f"{discount.kind} discount {discount.share:.0%}"
+            if discount.share_high is not None:
+                label += f" (source says up to {discount.share_high:.0%})"
+            lines.append((label, -base * discount.share, discount.provenance.to_dict()))
+    return lines, warnings
+
+
+def quote(
+    offer: Offer,
+    duration_seconds: float,
+    instances: int = 1,
+    usage: Usage | None = None,
+    tokens: float | None = None,
+    tokens_per_second: float | None = None,
+    spot: SpotAssumptions | None = None,
+    tax_rate: Decimal | None = None,
+    rates: ExchangeRates | None = None,
+) -> Quote:
+    """Quote ``instances`` instances of ``offer`` running for ``duration_seconds``.
+
+    ``usage`` gives storage, idle time, egress and public IPs (``running_seconds`` and
+    ``instances`` are filled in here). ``tokens`` or ``tokens_per_second`` (the whole job's
+    throughput) give the cost per million trained tokens.
+    """
+    if not math.isfinite(duration_seconds) or duration_seconds < 0:
+        raise QuoteError(
+            f"duration must be a non-negative number of seconds, got {duration_seconds}"
+        )
+    if instances < 1:
+        raise QuoteError(f"the number of instances must be at least 1, got {instances}")
+    rates = rates or default_rates()
+    warnings: list[str] = []
+    mix = cheapest_mix(offer.plans, duration_seconds, offer.gpus)
+    compute_lines = [
+        ComputeLine(
+            plan,
+            count,
+            float(count * (plan.term_seconds or 0)),
+            plan.block_cost(offer.gpus) * count * instances,
+        )
+        for plan, count in mix.blocks
+    ]
+    if mix.metered_plan is not None and mix.metered_seconds > 0:
+        compute_lines.append(
+            ComputeLine(
+                mix.metered_plan,
+                1,
+                mix.metered_seconds,
+                mix.metered_plan.run_cost(mix.metered_seconds, offer.gpus) * instances,
+            )
+        )
+    discount_lines, discount_warnings = _discount_lines(offer, compute_lines, duration_seconds)
+    warnings.extend(discount_warnings)
+    compute = sum((line.amount for line in compute_lines), Decimal(0)) + sum(
+        (amount for _, amount, _ in discount_lines), Decimal(0)
+    )
+    base_usage = usage or Usage()
+    full_usage = Usage(
+        instances=instances,
+        running_seconds=duration_seconds,
+        stopped_seconds=base_usage.stopped_seconds,
+        storage_bytes=base_usage.storage_bytes,
+        egress_bytes=base_usage.egress_bytes,
+        ingress_bytes=base_usage.ingress_bytes,
+        public_ips=base_usage.public_ips,
+    )
+    fee_lines = itemize_fees(offer.fees, full_usage, compute, offer.currency, rates)
+    has_tax_fee = any(fee.category == "tax" for fee in offer.fees)
+    if tax_rate is not None and not has_tax_fee:
+        import datetime as dt
+
+        tax_fee = FeeItem(
+            category="tax",
+            item="tax (rate given by the user)",
+            price=tax_rate,
+            currency=offer.currency,
+            unit="share",
+            provenance=Provenance("user input --tax-rate", dt.date.today().isoformat(), "exact"),
+        )
+        if offer.tax_included:
+            warnings.append("the offer's prices include tax; --tax-rate adds it again")
+        fee_lines += itemize_fees(
+            (tax_fee,),
+            full_usage,
+            compute + sum((line.amount or Decimal(0) for line in fee_lines), Decimal(0)),
+            offer.currency,
+            rates,
+        )
+    elif offer.tax_included is False and not has_tax_fee:
+        warnings.append("prices exclude tax (sales tax, VAT or GST): pass --tax-rate to add it")
+
+    plans_alone = tuple(
+        (plan, cost_of_plan_alone(plan, duration_seconds, offer.gpus)[0] * instances)
+        for plan in offer.plans
+        if plan.kind != "spot"
+    )
+    spot_estimate = None
+    spot_plans = offer.plans_of_kind("spot")
+    if spot_plans:
+        assumptions = spot or SpotAssumptions()
+        spot_plan = min(spot_plans, key=lambda plan: plan.per_gpu_hour(offer.gpus))
+        expected, expected_seconds, interruptions = spot_expected_cost(
+            spot_plan, duration_seconds, offer.gpus, instances, assumptions
+        )
+        metered = offer.plans_of_kind("metered")
+        listed_discount = not metered or spot_plan.per_gpu_hour(offer.gpus) < min(
+            plan.per_gpu_hour(offer.gpus) for plan in metered
+        )
+        if not listed_discount:
+            warnings.append("spot price is not below on-demand: treat as no spot offer")
+        spot_estimate = SpotEstimate(
+            spot_plan,
+            assumptions,
+            expected_seconds,
+            interruptions,
+            expected,
+            mix.cost * instances + sum((amount for _, amount, _ in discount_lines), Decimal(0)),
+            listed_discount,
+        )
+
+    trained_tokens = tokens
+    if trained_tokens is None and tokens_per_second is not None:
+        trained_tokens = tokens_per_second * duration_seconds
+    for plan in offer.plans:
+        if plan.provenance.is_estimate:
+            warnings.append(f"plan {plan.name!r} is an estimate, not a published price")
+        if plan.provenance.date_quality == "undated":
+            warnings.append(
+                f"plan {plan.name!r} comes from an undated source ({plan.provenance.observed})"
+            )
+    return Quote(
+        offer=offer,
+        duration_seconds=duration_seconds,
+        instances=instances,
+        mix=mix,
+        compute_lines=tuple(compute_lines),
+        discount_lines=tuple(discount_lines),
+        fee_lines=tuple(fee_lines),
+        plans_alone=plans_alone,
+        spot=spot_estimate,
+        tokens=trained_tokens,
+        warnings=tuple(warnings),
+    )
