@@ -68,12 +68,12 @@ def parse_tokens(value: str | float | int) -> int:
     if isinstance(value, bool):
         raise _fail("a token count", value, _TOKEN_FORMS)
     if isinstance(value, int | float):
-        return int(round(_finite_non_negative(float(value), "a token count", value, _TOKEN_FORMS)))
+        return round(_finite_non_negative(float(value), "a token count", value, _TOKEN_FORMS))
     match = _match(_NUMBER + r"\s*([kKMBGT]?)(?:\s*tokens?)?", str(value))
     if match is None:
         raise _fail("a token count", value, _TOKEN_FORMS)
     number = _to_float(match.group(1)) * _TOKEN_SUFFIX[match.group(2)]
-    return int(round(_finite_non_negative(number, "a token count", value, _TOKEN_FORMS)))
+    return round(_finite_non_negative(number, "a token count", value, _TOKEN_FORMS))
 
 
 def format_tokens(count: float) -> str:
@@ -154,7 +154,9 @@ def format_duration(seconds: float) -> str:
 
 # --- bytes --------------------------------------------------------------------------------
 
-_BYTES_FORMS = "a number with B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024)"
+_BYTES_FORMS = (
+    "a number with B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024)"
+)
 
 
 def parse_bytes(value: str | float | int) -> int:
@@ -167,9 +169,11 @@ def parse_bytes(value: str | float | int) -> int:
     if match is None:
         raise _fail("a size in bytes", value, _BYTES_FORMS)
     prefix = match.group(2) or ""
-    scale = _BINARY_PREFIX[prefix.upper()[0] + "i"] if prefix.endswith("i") else _DECIMAL_PREFIX[prefix]
+    scale = (
+        _BINARY_PREFIX[prefix.upper()[0] + "i"] if prefix.endswith("i") else _DECIMAL_PREFIX[prefix]
+    )
     number = _to_float(match.group(1)) * scale
-    return int(round(_finite_non_negative(number, "a size in bytes", value, _BYTES_FORMS)))
+    return round(_finite_non_negative(number, "a size in bytes", value, _BYTES_FORMS))
 
 
 def format_bytes(count: float, binary: bool = True, digits: int = 1) -> str:
@@ -205,7 +209,9 @@ def parse_bandwidth(value: str | float | int) -> float:
     if match is None:
         raise _fail("a bandwidth", value, _BANDWIDTH_FORMS)
     prefix = match.group(2) or ""
-    scale = _BINARY_PREFIX[prefix.upper()[0] + "i"] if prefix.endswith("i") else _DECIMAL_PREFIX[prefix]
+    scale = (
+        _BINARY_PREFIX[prefix.upper()[0] + "i"] if prefix.endswith("i") else _DECIMAL_PREFIX[prefix]
+    )
     in_bits = match.group(3) in ("bps", "b/s", "bit/s")
     number = _to_float(match.group(1)) * scale / (8.0 if in_bits else 1.0)
     return _finite_non_negative(number, "a bandwidth", value, _BANDWIDTH_FORMS)
@@ -250,7 +256,14 @@ def format_flops(flops_per_second: float) -> str:
 # --- money --------------------------------------------------------------------------------
 
 CURRENCY_SYMBOLS = {"¥": "CNY", "￥": "CNY", "$": "USD", "€": "EUR"}
-CURRENCY_CODES = {"CNY": "CNY", "RMB": "CNY", "YUAN": "CNY", "元": "CNY", "USD": "USD", "EUR": "EUR"}
+CURRENCY_CODES = {
+    "CNY": "CNY",
+    "RMB": "CNY",
+    "YUAN": "CNY",
+    "元": "CNY",
+    "USD": "USD",
+    "EUR": "EUR",
+}
 _SYMBOL_FOR_CODE = {"CNY": "¥", "USD": "$", "EUR": "€"}
 _MONEY_FORMS = (
     "an amount with a currency (¥, $, €, CNY, USD, EUR) and an optional period "
@@ -266,7 +279,7 @@ class Money:
     currency: str
 
     def __str__(self) -> str:
-        return format_money(self.amount, self.currency)
+        return format_money(self.amount, self.currency, _digits_for(self.amount))
 
 
 @dataclass(frozen=True)
@@ -283,10 +296,12 @@ class Rate:
         return self.amount / Decimal(repr(self.period_seconds))
 
     def __str__(self) -> str:
-        text = format_money(self.amount, self.currency)
+        text = format_money(self.amount, self.currency, _digits_for(self.amount))
         if self.period_seconds is None:
             return text
-        return f"{text}/{_PERIOD_NAME.get(self.period_seconds, format_duration(self.period_seconds))}"
+        return (
+            f"{text}/{_PERIOD_NAME.get(self.period_seconds, format_duration(self.period_seconds))}"
+        )
 
 
 _PERIOD_NAME = {
@@ -319,8 +334,7 @@ def parse_money(value: str) -> Rate:
     if code and code_currency is None:
         raise _fail("a price", value, _MONEY_FORMS)
     if symbol_currency and code_currency and symbol_currency != code_currency:
-        if not (match.group("pre") == "$" and code_currency == "USD"):
-            raise _fail("a price", value, _MONEY_FORMS)
+        raise _fail("a price", value, _MONEY_FORMS)
     currency = code_currency or symbol_currency
     if currency is None:
         raise _fail("a price", value, _MONEY_FORMS)
@@ -350,6 +364,12 @@ def format_money(amount: Decimal | float, currency: str, digits: int = 2) -> str
     symbol = _SYMBOL_FOR_CODE.get(currency)
     text = f"{Decimal(str(amount)):,.{digits}f}"
     return f"{symbol}{text}" if symbol else f"{text} {currency}"
+
+
+def _digits_for(amount: Decimal) -> int:
+    """Decimal places that show ``amount`` exactly, at least 2: per-second prices keep theirs."""
+    exponent = amount.as_tuple().exponent
+    return max(2, -exponent) if isinstance(exponent, int) else 2
 
 
 def _trim(number: float) -> str:
