@@ -1,0 +1,209 @@
+"""Validation tables: published memory and throughput measurements, with their configurations.
+
+The rows are copied from the calibration sources (see ``data/validation/README.md``), each with
+``source`` and ``source_ref``, values converted to base units (bytes, tokens per second, fractions).
+``use`` says what a row is for: ``fit`` (throughput only: constants may be fitted on it), ``test``
+(held out: predictions are checked against it) or ``sanity`` (estimates, capacity rows and
+under-specified configurations: plausibility checks only; ``notes`` says why).
+
+``row.scenario()`` turns a row into the scenario mapping of the estimate API (precision
+``bf16-pure`` marks runs whose weights, gradients and optimizer states are all bf16);
+``row.model_spec()`` builds its :class:`~gpuplan.workload.model.ModelSpec`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, fields
+from functools import cache
+from importlib import resources
+from typing import Any, TypeVar
+
+from gpuplan.workload.model import ModelSpec
+
+USES = ("fit", "test", "sanity")
+MEMORY_USES = ("test", "sanity")
+
+# Optimizers a few sources name that the scenario contract folds into its own names: paging
+# moves optimizer states to host memory only under pressure, so the steady footprint is the same.
+_OPTIMIZER_ALIASES = {"paged-adamw": "adamw", "paged-adamw-8bit": "adamw-8bit"}
+
+
+@dataclass(frozen=True)
+class ValidationRow:
+    """Identification and configuration columns shared by both tables."""
+
+    id: str
+    source: str
+    source_ref: str
+    table: str
+    model: str | None
+    arch: dict[str, Any] | None
+    method: str
+    lora_rank: int | None
+    lora_alpha: int | None
+    lora_targets: str | None
+    precision: str | None
+    optimizer: str | None
+    framework: str | None
+    framework_detail: str | None
+    gpu: str | None
+    capacity_bytes: int | None
+    num_gpus: int | None
+    dp: int | None
+    tp: int | None
+    pp: int | None
+    vpp: int | None
+    cp: int | None
+    ep: int | None
+    zero: int | None
+    micro_batch: int | None
+    seq_len: int | None
+    global_batch: int | None
+    recompute: str | None
+    offload: str | None
+    fused_loss: bool
+    use: str
+    notes: str
+
+    def model_spec(self) -> ModelSpec:
+        """The row's architecture: the catalog model, or the inline config.json mapping."""
+        if self.model:
+            from gpuplan.catalog import load_model
+
+            return load_model(self.model)
+        if self.arch is None:
+            raise ValueError(f"validation row {self.id!r} pins no architecture ({self.notes})")
+        return ModelSpec.from_hf_config(self.arch, name=self.id)
+
+    def scenario(self) -> dict[str, Any]:
+        """The row as a scenario mapping (DESIGN.md contract); unstated parts are left out."""
+        model: str | dict[str, Any]
+        if self.model:
+            model = self.model
+        elif self.arch is not None:
+            model = dict(self.arch)
+        else:
+            raise ValueError(f"validation row {self.id!r} pins no architecture ({self.notes})")
+        scenario: dict[str, Any] = {"model": model, "method": self.method}
+        if self.method in ("lora", "qlora"):
+            lora = {"rank": self.lora_rank, "alpha": self.lora_alpha, "targets": self.lora_targets}
+            scenario["lora"] = {k: v for k, v in lora.items() if v is not None}
+        optimizer = _OPTIMIZER_ALIASES.get(self.optimizer or "", self.optimizer)
+        for key, value in (
+            ("precision", self.precision),
+            ("optimizer", optimizer),
+            ("framework", self.framework),
+            ("seq_len", self.seq_len),
+            ("global_batch", self.global_batch),
+            ("micro_batch", self.micro_batch),
+        ):
+            if value is not None:
+                scenario[key] = value
+        hardware: dict[str, Any] = {}
+        if self.gpu:
+            hardware["gpu"] = self.gpu
+        if self.num_gpus is not None:
+            hardware["count"] = self.num_gpus
+        if self.fused_loss:
+            scenario["fused_loss"] = True
+        if hardware:
+            scenario["hardware"] = hardware
+        strategy = {
+            "tp": self.tp,
+            "pp": self.pp,
+            "vpp": self.vpp,
+            "cp": self.cp,
+            "ep": self.ep,
+            "zero": self.zero,
+            "recompute": self.recompute,
+            "offload": self.offload,
+        }
+        strategy = {k: v for k, v in strategy.items() if v is not None}
+        if strategy:
+            scenario["strategy"] = strategy
+        return scenario
+
+
+@dataclass(frozen=True)
+class MemoryRow(ValidationRow):
+    """A per-GPU peak memory measurement (or an out-of-memory report)."""
+
+    measured_bytes: int | None = None
+    metric: str = "unknown"  # allocated | reserved | active | nvidia-smi | unknown
+    oom: bool = False
+
+
+@dataclass(frozen=True)
+class ThroughputRow(ValidationRow):
+    """A throughput measurement; ``mfu``/``hfu`` are fractions, FLOP counts per the source."""
+
+    tokens_per_second_per_gpu: float | None = None
+    tflops_per_gpu: float | None = None
+    mfu: float | None = None
+    hfu: float | None = None
+    flops_definition: str | None = None
+    peak_flops_assumed: float | None = None
+
+
+RowT = TypeVar("RowT", bound=ValidationRow)
+
+_INT_FIELDS = {
+    "lora_rank", "lora_alpha", "capacity_bytes", "num_gpus", "dp", "tp", "pp", "vpp", "cp", "ep",
+    "zero", "micro_batch", "seq_len", "global_batch", "measured_bytes",
+}  # fmt: skip
+_FLOAT_FIELDS = {
+    "tokens_per_second_per_gpu", "tflops_per_gpu", "mfu", "hfu", "peak_flops_assumed",
+}  # fmt: skip
+_BOOL_FIELDS = {"fused_loss", "oom"}
+_REQUIRED_TEXT = {"id", "source", "source_ref", "table", "method", "use", "notes", "metric"}
+
+
+def _convert(name: str, text: str) -> Any:
+    text = text.strip()
+    if name in _BOOL_FIELDS:
+        return text.lower() == "true"
+    if name in _REQUIRED_TEXT:
+        return text
+    if not text:
+        return None
+    if name in _INT_FIELDS:
+        return int(text)
+    if name in _FLOAT_FIELDS:
+        return float(text)
+    if name == "arch":
+        value = json.loads(text)
+        if not isinstance(value, dict):
+            raise ValueError(f"arch must be a JSON object, got {text!r}")
+        return value
+    return text
+
+
+@cache
+def _read(filename: str) -> tuple[dict[str, str], ...]:
+    path = resources.files("gpuplan.catalog").joinpath("data", "validation", filename)
+    return tuple(csv.DictReader(io.StringIO(path.read_text("utf-8"))))
+
+
+def _rows(filename: str, cls: type[RowT], use: str | None) -> list[RowT]:
+    if use is not None and use not in USES:
+        raise ValueError(f"use must be one of {', '.join(USES)}, got {use!r}")
+    names = [f.name for f in fields(cls)]
+    rows = []
+    for raw in _read(filename):
+        if use is not None and raw["use"] != use:
+            continue
+        rows.append(cls(**{name: _convert(name, raw.get(name, "")) for name in names}))
+    return rows
+
+
+def memory_rows(use: str | None = None) -> list[MemoryRow]:
+    """Rows of ``memory.csv``, optionally only those with this ``use`` (test | sanity)."""
+    return _rows("memory.csv", MemoryRow, use)
+
+
+def throughput_rows(use: str | None = None) -> list[ThroughputRow]:
+    """Rows of ``throughput.csv``, optionally only those with this ``use`` (fit | test | sanity)."""
+    return _rows("throughput.csv", ThroughputRow, use)
