@@ -26,6 +26,7 @@ asked for; the exchange rate used is printed with its date.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -355,8 +356,6 @@ def quote(
     fee_lines = itemize_fees(offer.fees, full_usage, compute, offer.currency, rates)
     has_tax_fee = any(fee.category == "tax" for fee in offer.fees)
     if tax_rate is not None and not has_tax_fee:
-        import datetime as dt
-
         tax_fee = FeeItem(
             category="tax",
             item="tax (rate given by the user)",

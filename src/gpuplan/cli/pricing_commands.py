@@ -1,0 +1,587 @@
+"""`gpuplan offers`, `gpuplan offers import-skypilot`, `gpuplan quote`, `gpuplan tco`, `gpuplan audit`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from gpuplan.pricing.currency import ExchangeRates
+    from gpuplan.pricing.offers import OfferBook
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON in base units.")]
+OffersFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--offers", help="Your own offers file (TOML, same schema as the catalog).", dir_okay=False
+    ),
+]
+DiscountOption = Annotated[
+    list[str] | None,
+    typer.Option("--discount", help="Negotiated price factor per provider, e.g. AWS=0.8 (repeat)."),
+]
+FxOption = Annotated[
+    list[str] | None,
+    typer.Option("--fx", help="Exchange rate override A/B=RATE, e.g. USD/CNY=7.1 (repeat)."),
+]
+
+offers_app = typer.Typer(
+    invoke_without_command=True,
+    help="List rental offers with their plans, fees, sources and dates; check or import catalogs.",
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(offers_app, name="offers")
+    app.command(
+        "quote",
+        help="Itemized cost of running an offer for a duration: cheapest billing mix, fees, spot.",
+    )(quote_command)
+    app.command("tco", help="Buy versus rent over N years, from a TOML file of inputs.")(
+        tco_command
+    )
+    app.command("audit", help="Recompute a bill from usage records under an offer's terms.")(
+        audit_command
+    )
+
+
+def _rates(fx: list[str] | None) -> ExchangeRates:
+    from gpuplan.pricing.currency import build_rates
+
+    return build_rates(fx or ())
+
+
+def _book(offers_file: Path | None, discounts: list[str] | None, rates: ExchangeRates) -> OfferBook:
+    """Catalog plus the user's file (validated: rejected offers are an error), then discounts."""
+    from gpuplan.pricing.offers import OfferBook, load_offers_file, parse_discount_factor
+    from gpuplan.pricing.validate import raise_on_errors, validate_offers
+
+    factors = dict(parse_discount_factor(text) for text in discounts or ())
+    book = OfferBook.build(offers_file, discount_factors=factors)
+    if offers_file is not None:
+        raise_on_errors(
+            [
+                finding
+                for finding in validate_offers(
+                    load_offers_file(offers_file), rates=rates, reference=book.offers
+                )
+                if finding.level == "error"
+            ]
+        )
+    return book
+
+
+def _money(amount: Any, currency: str) -> str:
+    from gpuplan.units import format_money
+
+    return format_money(amount, currency) if amount is not None else "-"
+
+
+# --- offers ---------------------------------------------------------------------------------
+
+
+@offers_app.callback()
+def list_offers(
+    context: typer.Context,
+    gpu: Annotated[
+        str | None, typer.Option("--gpu", help="GPU id or alias, e.g. H100 or a100-sxm-80gb.")
+    ] = None,
+    provider: Annotated[
+        str | None, typer.Option("--provider", help="Provider name (case-insensitive).")
+    ] = None,
+    offers_file: OffersFileOption = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="Validate the offers: placeholders, spot >= on-demand, unit slips, dates.",
+        ),
+    ] = False,
+    stale_after: Annotated[
+        str,
+        typer.Option(
+            "--stale-after", help="Flag prices observed longer ago than this (with --check)."
+        ),
+    ] = "180d",
+    discount: DiscountOption = None,
+    fx: FxOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    if context.invoked_subcommand is not None:
+        return
+    from gpuplan.pricing.market import MARKET_CURRENCY, median_per_gpu_hour, on_demand_per_gpu_hour
+
+    rates = _rates(fx)
+    if check:
+        _check(offers_file, stale_after, rates, json_output)
+        return
+    book = _book(offers_file, discount, rates)
+    market = median_per_gpu_hour(book.offers, rates)
+    offers = book.offers
+    if gpu:
+        from gpuplan.catalog import resolve_gpu_id
+
+        gpu_id = resolve_gpu_id(gpu)
+        offers = [offer for offer in offers if offer.gpu == gpu_id]
+    if provider:
+        offers = [offer for offer in offers if offer.provider.lower() == provider.lower()]
+    entries = []
+    for offer in offers:
+        entry = offer.to_dict()
+        median = market.get(offer.gpu)
+        entry["catalog_median_per_gpu_hour"] = median
+        entry["catalog_median_currency"] = MARKET_CURRENCY
+        for plan_entry, plan in zip(entry["plans"], offer.plans, strict=True):
+            in_market = rates.convert(
+                plan.per_gpu_hour(offer.gpus), offer.currency, MARKET_CURRENCY
+            )
+            plan_entry["per_gpu_hour_usd"] = in_market
+            plan_entry["vs_catalog_median"] = in_market / median if median else None
+        entry["on_demand_per_gpu_hour_usd"] = on_demand_per_gpu_hour(offer, rates)
+        entries.append(entry)
+    if json_output:
+        from gpuplan.cli.output import print_json
+
+        print_json(entries)
+        return
+    from rich.table import Table
+
+    from gpuplan.cli.output import console
+    from gpuplan.units import format_duration
+
+    table = Table(
+        title="Rental offers (each plan: its price, then USD per GPU-hour and x the catalog median for the GPU)"
+    )
+    for column in ("id", "provider", "GPUs", "plans", "observed"):
+        table.add_column(column)
+    for entry, offer in zip(entries, offers, strict=True):
+        plan_texts = []
+        for plan_entry, plan in zip(entry["plans"], offer.plans, strict=True):
+            period = format_duration(plan.price_period_seconds)
+            ratio = plan_entry["vs_catalog_median"]
+            plan_texts.append(
+                f"{plan.name}: {_money(plan.price, offer.currency)}/{plan.per}/{period} "
+                f"(${plan_entry['per_gpu_hour_usd']:.2f}/GPU-h"
+                + (f", {ratio:.2f}x median" if ratio is not None else "")
+                + (", estimate" if plan.provenance.is_estimate else "")
+                + ")"
+            )
+        observed = sorted({plan.provenance.observed for plan in offer.plans})
+        table.add_row(
+            offer.id,
+            offer.provider,
+            f"{offer.gpus} x {offer.gpu}",
+            "\n".join(plan_texts),
+            "\n".join(observed),
+        )
+    console.print(table)
+    console.print(
+        f"{len(entries)} offers. Medians use on-demand prices converted at dated exchange rates; "
+        "`gpuplan offers --json` shows every source and fee."
+    )
+
+
+def _check(
+    offers_file: Path | None, stale_after: str, rates: ExchangeRates, json_output: bool
+) -> None:
+    from gpuplan.pricing.offers import OfferBook, load_offers_file
+    from gpuplan.pricing.validate import validate_offers
+    from gpuplan.units import SECONDS_PER_DAY, parse_duration
+
+    stale_days = int(parse_duration(stale_after) // SECONDS_PER_DAY)
+    book = OfferBook.build(offers_file)
+    checked = load_offers_file(offers_file) if offers_file is not None else book.offers
+    findings = validate_offers(
+        checked, stale_after_days=stale_days, rates=rates, reference=book.offers
+    )
+    errors = sum(finding.level == "error" for finding in findings)
+    if json_output:
+        from gpuplan.cli.output import print_json
+
+        print_json(
+            {"offers": len(checked), "errors": errors, "findings": [f.to_dict() for f in findings]}
+        )
+    else:
+        from gpuplan.cli.output import console
+
+        for finding in findings:
+            style = "red" if finding.level == "error" else "yellow"
+            console.print(
+                f"[{style}]{finding.level}[/{style}] {finding.offer} {finding.field}: {finding.message}"
+            )
+        warnings = len(findings) - errors
+        console.print(f"{len(checked)} offers checked: {errors} rejected, {warnings} warnings")
+    if errors:
+        raise typer.Exit(1)
+
+
+@offers_app.command(
+    "import-skypilot", help="Convert a SkyPilot catalog vms.csv into an offers TOML file."
+)
+def import_skypilot(
+    file: Annotated[Path, typer.Argument(help="A SkyPilot vms.csv.", dir_okay=False)],
+    provider: Annotated[
+        str | None, typer.Option("--provider", help="Provider name (default: the CSV's folder).")
+    ] = None,
+    observed: Annotated[
+        str | None,
+        typer.Option(
+            "--observed",
+            help="When the catalog was fetched (YYYY-MM-DD); default: undated<=file date.",
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Write the TOML here (default: stdout).", dir_okay=False
+        ),
+    ] = None,
+) -> None:
+    from gpuplan.cli.output import error_console
+    from gpuplan.errors import InputError
+    from gpuplan.pricing.skypilot import import_vms_csv, offers_to_toml
+
+    if output is not None and output.resolve() == file.resolve():
+        raise InputError("--output must not be the input file")
+    result = import_vms_csv(file, provider=provider, observed=observed)
+    name = provider or (result.offers[0].provider if result.offers else "skypilot")
+    text = offers_to_toml(result.offers, name)
+    for finding in result.findings:
+        error_console.print(
+            f"{finding.level}: {finding.offer}: {finding.field}: {finding.message}", highlight=False
+        )
+    error_console.print(f"{len(result.offers)} offers imported", highlight=False)
+    if output is None:
+        print(text, end="")
+    else:
+        output.write_text(text, "utf-8")
+
+
+# --- quote ----------------------------------------------------------------------------------
+
+
+def quote_command(
+    offer: Annotated[str, typer.Option("--offer", help="Offer id (`gpuplan offers` lists them).")],
+    duration: Annotated[
+        str | None,
+        typer.Option("--duration", help="Wall-clock time: 40d, 720h, 6w, 3mo (30 days)."),
+    ] = None,
+    count: Annotated[int, typer.Option("--count", help="Number of instances.", min=1)] = 1,
+    tokens: Annotated[str | None, typer.Option("--tokens", help="Trained tokens, e.g. 2B.")] = None,
+    tokens_per_second: Annotated[
+        float | None,
+        typer.Option("--tokens-per-second", help="Throughput of the whole job.", min=0),
+    ] = None,
+    storage: Annotated[
+        str, typer.Option("--storage", help="Persistent storage per instance, e.g. 2TB.")
+    ] = "0",
+    idle: Annotated[
+        str, typer.Option("--idle", help="Time stopped with storage kept, e.g. 7d.")
+    ] = "0",
+    egress: Annotated[
+        str, typer.Option("--egress", help="Data sent out in total, e.g. 500GB.")
+    ] = "0",
+    ingress: Annotated[
+        str, typer.Option("--ingress", help="Data brought in in total, e.g. 2TB.")
+    ] = "0",
+    public_ips: Annotated[
+        int, typer.Option("--public-ips", help="Public IPs per instance.", min=0)
+    ] = 1,
+    interruptions_per_hour: Annotated[
+        float,
+        typer.Option(
+            "--interruptions-per-hour", help="Spot interruption rate (assumed: one a day).", min=0
+        ),
+    ] = 1 / 24,
+    restart_overhead: Annotated[
+        str,
+        typer.Option("--restart-overhead", help="Work lost per spot interruption (assumed: 30m)."),
+    ] = "30m",
+    tax_rate: Annotated[
+        float | None, typer.Option("--tax-rate", help="Tax as a share, e.g. 0.06.", min=0)
+    ] = None,
+    currency: Annotated[
+        str | None, typer.Option("--currency", help="Show amounts in CNY, USD or EUR.")
+    ] = None,
+    offers_file: OffersFileOption = None,
+    discount: DiscountOption = None,
+    fx: FxOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    from decimal import Decimal
+
+    from gpuplan.errors import InputError
+    from gpuplan.pricing.fees import Usage
+    from gpuplan.pricing.quote import SpotAssumptions, quote
+    from gpuplan.units import parse_bytes, parse_duration, parse_tokens
+
+    rates = _rates(fx)
+    if currency is not None:
+        currency = currency.upper()
+        rates.rate(currency)
+    chosen = _book(offers_file, discount, rates).get(offer)
+    token_count = float(parse_tokens(tokens)) if tokens is not None else None
+    if duration is not None:
+        if duration.strip().startswith("-"):
+            raise InputError(f"--duration must not be negative, got {duration!r}")
+        seconds = parse_duration(duration)
+    elif token_count and tokens_per_second:
+        seconds = token_count / tokens_per_second
+    else:
+        raise InputError("give --duration, or --tokens with --tokens-per-second")
+    usage = Usage(
+        stopped_seconds=parse_duration(idle),
+        storage_bytes=float(parse_bytes(storage)),
+        egress_bytes=float(parse_bytes(egress)),
+        ingress_bytes=float(parse_bytes(ingress)),
+        public_ips=public_ips,
+    )
+    result = quote(
+        chosen,
+        seconds,
+        instances=count,
+        usage=usage,
+        tokens=token_count,
+        tokens_per_second=tokens_per_second,
+        spot=SpotAssumptions(interruptions_per_hour, parse_duration(restart_overhead)),
+        tax_rate=Decimal(repr(tax_rate)) if tax_rate is not None else None,
+        rates=rates,
+    ).to_dict(currency, rates)
+    if json_output:
+        from gpuplan.cli.output import print_json
+
+        print_json(result)
+        return
+    _print_quote(result)
+
+
+def _print_quote(result: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    from gpuplan.cli.output import console
+    from gpuplan.units import format_duration
+
+    currency = result["currency"]
+    console.print(
+        f"[bold]{result['offer']}[/bold] ({result['provider']}): {result['instances']} x "
+        f"{result['gpus_per_instance']} {result['gpu']} for {format_duration(result['duration_seconds'])}"
+    )
+    console.print(
+        f"Cheapest billing mix per instance: [bold]{result['billing_mix']['description']}[/bold]"
+    )
+    if result["billing_mix"]["unused_seconds"]:
+        console.print(
+            f"  (paid but unused: {format_duration(result['billing_mix']['unused_seconds'])})"
+        )
+    table = Table()
+    table.add_column("kind")
+    table.add_column("item", max_width=34)
+    table.add_column("quantity", justify="right")
+    table.add_column("amount", justify="right", no_wrap=True)
+    table.add_column("observed", no_wrap=True)
+    hidden = 0
+    for line in result["lines"]:
+        if line["kind"] == "fee" and not line["amount"]:
+            hidden += 1
+            continue
+        quantity = line.get("quantity")
+        if line["kind"] == "compute" and line["unit"] != "blocks":
+            quantity_text = f"{format_duration(quantity)} billed"
+        elif quantity is not None:
+            quantity_text = f"{float(quantity):,.4g} {line.get('unit', '')}"
+        else:
+            quantity_text = ""
+        table.add_row(
+            line["kind"],
+            str(line["item"]),
+            quantity_text,
+            _money(line["amount"], currency),
+            line.get("observed", ""),
+        )
+    table.add_row(
+        "", "[bold]total[/bold]", "", f"[bold]{_money(result['total'], currency)}[/bold]", ""
+    )
+    console.print(table)
+    if hidden:
+        console.print(
+            f"{hidden} more fee items cost nothing here or have no public price (see --json)."
+        )
+    console.print(
+        f"Fees are {float(result['hidden_fee_share']):.1%} of the total. "
+        f"Per GPU-hour {_money(result['per_gpu_hour'], currency)}"
+        + (
+            f"; per million trained tokens {_money(result['per_million_tokens'], currency)}"
+            if result["per_million_tokens"] is not None
+            else ""
+        )
+    )
+    alone = ", ".join(
+        f"{entry['plan']} {_money(entry['total_compute'], currency)}"
+        for entry in result["plans_alone"]
+    )
+    console.print(f"Each plan alone (compute): {alone}")
+    spot = result["spot"]
+    if spot:
+        console.print(
+            f"Spot: expected {_money(spot['expected_compute'], currency)} "
+            f"({spot['expected_interruptions']:.1f} interruptions at {spot['interruptions_per_hour']:.3g}/h, "
+            f"{format_duration(spot['restart_overhead_seconds'])} lost each) versus on-demand "
+            f"{_money(spot['on_demand_fallback_compute'], currency)}"
+        )
+    if "exchange_rate" in result:
+        rate = result["exchange_rate"]
+        console.print(
+            f"Converted {rate['from']} to {rate['to']} at {float(rate['rate']):.6g} ({rate['source'][:60]}, {rate['observed']})"
+        )
+    for warning in result["warnings"]:
+        console.print(f"[yellow]warning:[/yellow] {warning}")
+
+
+# --- tco --------------------------------------------------------------------------------------
+
+
+def tco_command(
+    file: Annotated[
+        Path, typer.Argument(help="TCO inputs (TOML), e.g. examples/seed-tco.toml.", dir_okay=False)
+    ],
+    offers_file: OffersFileOption = None,
+    fx: FxOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    from decimal import Decimal
+
+    from gpuplan.pricing.quote import quote
+    from gpuplan.pricing.tco import compare, load_tco_file
+    from gpuplan.units import SECONDS_PER_DAY
+
+    inputs = load_tco_file(file)
+    rates = _rates(fx)
+    rent_cost = None
+    if inputs.rent_offer is not None:
+        offer = _book(offers_file, None, rates).get(inputs.rent_offer)
+
+        def rent_cost(years: Decimal, utilization: Decimal) -> Decimal:
+            seconds = float(years * utilization) * 365 * SECONDS_PER_DAY
+            total = quote(offer, seconds, instances=inputs.rent_instances, rates=rates).total
+            return rates.convert(total, offer.currency, inputs.currency)
+
+    result = compare(inputs, rent_cost)
+    if json_output:
+        from gpuplan.cli.output import print_json
+
+        print_json(result)
+        return
+    from rich.table import Table
+
+    from gpuplan.cli.output import console
+
+    currency = result["currency"]
+    table = Table(title=f"Buy versus rent over {result['years']} years ({currency}, cumulative)")
+    for column in ("year", "buy", "rent", "buy - rent"):
+        table.add_column(column, justify="right")
+    for row in result["table"]:
+        table.add_row(
+            str(row["year"]),
+            _money(row["buy_cumulative"], currency),
+            _money(row["rent_cumulative"], currency),
+            _money(row["buy_minus_rent"], currency),
+        )
+    console.print(table)
+    buy = result["buy"]
+    console.print(
+        f"Buy: capex {_money(buy['capex_total'], currency)}, financing {_money(buy['financing_interest'], currency)}, "
+        f"refresh {_money(buy['refresh_per_year'], currency)}/year, residual value {_money(buy['residual_value'], currency)}"
+    )
+    console.print(
+        f"Total: buy {_money(result['buy_total'], currency)} vs rent {_money(result['rent_total'], currency)}; "
+        f"renting saves {_money(result['rent_saving'], currency)}"
+        + (
+            f" ({float(result['rent_saving_share']):.0%})"
+            if result["rent_saving_share"] is not None
+            else ""
+        )
+    )
+    month = result["break_even_month"]
+    console.print(
+        f"Break-even month: {month}"
+        if month
+        else "Cumulative rent never reaches the cost of owning within the horizon."
+    )
+    utilization = result["break_even_utilization"]
+    console.print(
+        f"Buying pays off above {float(utilization):.0%} utilization."
+        if utilization is not None
+        else "Buying does not pay off at any utilization with these inputs."
+    )
+
+
+# --- audit ------------------------------------------------------------------------------------
+
+
+def audit_command(
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="Usage CSV: instance,start,stop,gpus,storage_gb,egress_gb.", dir_okay=False
+        ),
+    ],
+    offer: Annotated[str, typer.Option("--offer", help="Offer id whose terms to apply.")],
+    plan: Annotated[
+        str | None, typer.Option("--plan", help="Plan name (default: the cheapest pay-as-you-go).")
+    ] = None,
+    invoiced: Annotated[
+        str | None,
+        typer.Option("--invoiced", help="The invoice's total, to compare (e.g. 230 or $230)."),
+    ] = None,
+    offers_file: OffersFileOption = None,
+    discount: DiscountOption = None,
+    fx: FxOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    from gpuplan.pricing.audit import audit, read_usage
+    from gpuplan.pricing.offers import to_decimal
+
+    rates = _rates(fx)
+    chosen = _book(offers_file, discount, rates).get(offer)
+    invoiced_amount = None
+    if invoiced is not None:
+        invoiced_amount = to_decimal(invoiced.strip().lstrip("$¥€"), "--invoiced")
+    result = audit(read_usage(file), chosen, plan, rates, invoiced_amount)
+    if json_output:
+        from gpuplan.cli.output import print_json
+
+        print_json(result)
+        return
+    from rich.table import Table
+
+    from gpuplan.cli.output import console
+
+    currency = result["currency"]
+    table = Table(title=f"Recomputed bill: {result['offer']} ({result['plan']})")
+    for column in ("kind", "item", "quantity", "amount"):
+        table.add_column(column, justify="right" if column in ("quantity", "amount") else "left")
+    for line in result["lines"]:
+        if line["kind"] == "compute":
+            table.add_row(
+                "compute",
+                f"row {line['row']} {line['instance']} {line['start']} → {line['stop']}",
+                f"{line['billed_seconds']:,} s billed",
+                _money(line["amount"], currency),
+            )
+        else:
+            amount = (
+                _money(line["amount"], currency) if line["amount"] is not None else line["note"]
+            )
+            table.add_row(
+                "fee", line["item"], f"{float(line['quantity']):,.4g} {line['unit']}", amount
+            )
+    table.add_row("", "[bold]total[/bold]", "", f"[bold]{_money(result['total'], currency)}[/bold]")
+    console.print(table)
+    console.print(f"Fees are {float(result['hidden_fee_share']):.1%} of the recomputed total.")
+    if "invoiced" in result:
+        console.print(
+            f"Invoice {_money(result['invoiced'], currency)} minus recomputed: "
+            f"{_money(result['invoice_minus_recomputed'], currency)}"
+        )

@@ -1,0 +1,328 @@
+"""Buy versus rent over N years (total cost of ownership).
+
+Owning, in a cash view, year by year (pricing-and-catalogs.md §9.8):
+
+* capex ``C`` = GPUs + servers + network + storage + installation + other, paid at the start;
+* financing: with a yearly cost of capital ``r`` the capex is repaid in ``n`` equal yearly
+  instalments ``A = C r (1+r)^n / ((1+r)^n - 1)`` (the capital recovery factor); the interest
+  ``n A - C`` is spread evenly over the years;
+* power = GPU TDP x GPUs per node + host watts, x nodes, x PUE x 8,760 h x utilization x price
+  per kWh (or a flat yearly figure);
+* operations: staff, colocation, maintenance, other, each per year; technology refresh per year;
+* residual value at the end: ``residual_share x C``, or, without it, the straight-line book value
+  ``C x max(0, 1 - years / depreciation_years)``; it comes off the last year.
+  Depreciation is reported (``C / depreciation_years`` a year) but is not a cash cost: adding it
+  on top of capex counts the hardware twice.
+
+Renting: a flat monthly rent (``monthly``, 12 months a year), or an offer quoted by the quote
+engine for ``utilization x years x 365`` days on ``instances`` instances.
+
+Break-even utilization assumes rent scales with the hours used (pay-as-you-go at the same
+average rate) while owning costs the same whatever the use except power:
+``u* = fixed / (rent at full use - power at full use)``; none when ``u*`` exceeds 1.
+Break-even month: the first month when cumulative rent reaches cumulative owning cost.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from gpuplan.errors import InputError
+from gpuplan.pricing.offers import CURRENCIES, to_decimal
+
+HOURS_PER_YEAR = 8760
+CAPEX_ITEMS = ("gpus", "servers", "network", "storage", "installation", "other")
+OPERATION_ITEMS = ("staff", "colocation", "maintenance", "power", "other")
+
+
+class TCOError(InputError):
+    """A TCO input file that cannot be used; the message names the field."""
+
+
+@dataclass(frozen=True)
+class PowerInputs:
+    """What the owned cluster draws, to price electricity."""
+
+    gpu_tdp_watts: Decimal
+    gpus_per_node: int
+    nodes: int
+    host_watts_per_node: Decimal
+    pue: Decimal
+    price_per_kwh: Decimal
+
+    def yearly_cost(self, utilization: Decimal) -> Decimal:
+        """``(TDP x GPUs per node + host) x nodes / 1000 x PUE x 8760 x utilization x price``."""
+        kilowatts = (
+            (self.gpu_tdp_watts * self.gpus_per_node + self.host_watts_per_node) * self.nodes / 1000
+        )
+        return kilowatts * self.pue * HOURS_PER_YEAR * utilization * self.price_per_kwh
+
+
+@dataclass(frozen=True)
+class TCOInputs:
+    """Everything the buy-versus-rent comparison needs, in one currency."""
+
+    currency: str
+    years: int
+    utilization: Decimal
+    capex: Mapping[str, Decimal]
+    cost_of_capital: Decimal
+    depreciation_years: Decimal | None
+    residual_share: Decimal | None
+    operations: Mapping[str, Decimal]
+    refresh_per_year: Decimal
+    power: PowerInputs | None
+    rent_monthly: Decimal | None
+    rent_offer: str | None
+    rent_instances: int
+    gpus: int | None
+    sources: Mapping[str, str]
+
+
+def _decimal_field(
+    table: Mapping[str, Any], key: str, where: str, default: Decimal | None = None
+) -> Decimal | None:
+    if key not in table:
+        return default
+    value = to_decimal(table[key], f"{where}.{key}")
+    if value < 0:
+        raise TCOError(f"{where}.{key}: must not be negative, got {value}")
+    return value
+
+
+def _table(document: Mapping[str, Any], key: str, origin: str) -> Mapping[str, Any]:
+    value = document.get(key, {})
+    if not isinstance(value, Mapping):
+        raise TCOError(f"{origin}: [{key}] must be a table")
+    return value
+
+
+def parse_tco(document: Mapping[str, Any], origin: str) -> TCOInputs:
+    """Read TCO inputs from a parsed TOML document (see examples/seed-tco.toml)."""
+    try:
+        settings = _table(document, "tco", origin)
+        buy = _table(document, "buy", origin)
+        operations = _table(document, "operations", origin)
+        rent = _table(document, "rent", origin)
+        currency = settings.get("currency")
+        if currency not in CURRENCIES:
+            raise TCOError(
+                f"{origin}: tco.currency must be one of {', '.join(CURRENCIES)}, got {currency!r}"
+            )
+        years = settings.get("years")
+        if isinstance(years, bool) or not isinstance(years, int) or not 1 <= years <= 30:
+            raise TCOError(
+                f"{origin}: tco.years must be a whole number of years from 1 to 30, got {years!r}"
+            )
+        utilization = _decimal_field(settings, "utilization", f"{origin}: tco", Decimal(1))
+        assert utilization is not None
+        if not Decimal(0) < utilization <= Decimal(1):
+            raise TCOError(f"{origin}: tco.utilization must be in (0, 1], got {utilization}")
+        capex = {
+            item: _decimal_field(buy, item, f"{origin}: buy") or Decimal(0) for item in CAPEX_ITEMS
+        }
+        unknown = (
+            set(buy)
+            - set(CAPEX_ITEMS)
+            - {"cost_of_capital", "depreciation_years", "residual_share", "sources"}
+        )
+        if unknown:
+            raise TCOError(
+                f"{origin}: buy.{sorted(unknown)[0]}: unknown field (known: {', '.join(CAPEX_ITEMS)}, cost_of_capital, depreciation_years, residual_share)"
+            )
+        yearly = {
+            item: _decimal_field(operations, item, f"{origin}: operations") or Decimal(0)
+            for item in OPERATION_ITEMS
+        }
+        unknown = set(operations) - set(OPERATION_ITEMS) - {"refresh", "sources"}
+        if unknown:
+            raise TCOError(
+                f"{origin}: operations.{sorted(unknown)[0]}: unknown field (known: {', '.join(OPERATION_ITEMS)}, refresh)"
+            )
+        power_table = document.get("power")
+        power = None
+        if power_table is not None:
+            where = f"{origin}: power"
+            power = PowerInputs(
+                gpu_tdp_watts=_decimal_field(power_table, "gpu_tdp_watts", where) or Decimal(0),
+                gpus_per_node=int(power_table.get("gpus_per_node", 8)),
+                nodes=int(power_table.get("nodes", 1)),
+                host_watts_per_node=_decimal_field(power_table, "host_watts_per_node", where)
+                or Decimal(0),
+                pue=_decimal_field(power_table, "pue", where, Decimal(1)) or Decimal(1),
+                price_per_kwh=_decimal_field(power_table, "price_per_kwh", where) or Decimal(0),
+            )
+            if yearly["power"]:
+                raise TCOError(
+                    f"{where}: give either operations.power (a yearly figure) or [power], not both"
+                )
+        rent_monthly = _decimal_field(rent, "monthly", f"{origin}: rent")
+        rent_offer = rent.get("offer")
+        if (rent_monthly is None) == (rent_offer is None):
+            raise TCOError(f"{origin}: [rent] needs exactly one of 'monthly' or 'offer'")
+        instances = rent.get("instances", 1)
+        if isinstance(instances, bool) or not isinstance(instances, int) or instances < 1:
+            raise TCOError(f"{origin}: rent.instances must be a positive whole number")
+        gpus = settings.get("gpus")
+        if gpus is None and power is not None:
+            gpus = power.gpus_per_node * power.nodes
+        sources: dict[str, str] = {}
+        for name, table in (
+            ("tco", settings),
+            ("buy", buy),
+            ("operations", operations),
+            ("rent", rent),
+        ):
+            for key, value in dict(table.get("sources", {})).items():
+                sources[f"{name}.{key}"] = str(value)
+        return TCOInputs(
+            currency=str(currency),
+            years=years,
+            utilization=utilization,
+            capex=capex,
+            cost_of_capital=_decimal_field(buy, "cost_of_capital", f"{origin}: buy") or Decimal(0),
+            depreciation_years=_decimal_field(buy, "depreciation_years", f"{origin}: buy"),
+            residual_share=_decimal_field(buy, "residual_share", f"{origin}: buy"),
+            operations=yearly,
+            refresh_per_year=_decimal_field(operations, "refresh", f"{origin}: operations")
+            or Decimal(0),
+            power=power,
+            rent_monthly=rent_monthly,
+            rent_offer=str(rent_offer) if rent_offer is not None else None,
+            rent_instances=instances,
+            gpus=int(gpus) if gpus is not None else None,
+            sources=sources,
+        )
+    except (TypeError, ValueError) as error:
+        if isinstance(error, InputError):
+            raise
+        raise TCOError(f"{origin}: {error}") from None
+
+
+def load_tco_file(path: str | Path) -> TCOInputs:
+    path = Path(path)
+    try:
+        document = tomllib.loads(path.read_text("utf-8"))
+    except OSError as error:
+        raise TCOError(f"cannot read TCO file {str(path)!r}: {error.strerror}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise TCOError(f"{path}: malformed TOML: {error}") from None
+    return parse_tco(document, str(path))
+
+
+def _capital_recovery_interest(capex: Decimal, rate: Decimal, years: int) -> Decimal:
+    """Total interest when ``capex`` is repaid in ``years`` equal instalments at ``rate``."""
+    if rate == 0 or capex == 0:
+        return Decimal(0)
+    growth = (1 + rate) ** years
+    instalment = capex * rate * growth / (growth - 1)
+    return instalment * years - capex
+
+
+def compare(inputs: TCOInputs, rent_cost_for_years: Any = None) -> dict[str, Any]:
+    """Buy versus rent, with a yearly cumulative table and break-even points.
+
+    ``rent_cost_for_years(years: Decimal, utilization: Decimal) -> Decimal`` prices renting an
+    offer (the CLI passes the quote engine); a flat monthly rent needs none.
+    """
+    capex = sum(inputs.capex.values(), Decimal(0))
+    years = inputs.years
+    interest = _capital_recovery_interest(capex, inputs.cost_of_capital, years)
+    power_full = inputs.power.yearly_cost(Decimal(1)) if inputs.power else Decimal(0)
+    power_yearly = power_full * inputs.utilization if inputs.power else inputs.operations["power"]
+    operations_yearly = sum(
+        (value for key, value in inputs.operations.items() if key != "power"), Decimal(0)
+    )
+    yearly_owning = operations_yearly + power_yearly + inputs.refresh_per_year + interest / years
+    if inputs.residual_share is not None:
+        residual = capex * inputs.residual_share
+    elif inputs.depreciation_years:
+        residual = capex * max(Decimal(0), 1 - Decimal(years) / inputs.depreciation_years)
+    else:
+        residual = Decimal(0)
+
+    def rent_cumulative(year_fraction: Decimal, utilization: Decimal) -> Decimal:
+        if inputs.rent_monthly is not None:
+            return inputs.rent_monthly * 12 * year_fraction * utilization / inputs.utilization
+        if rent_cost_for_years is None:
+            raise TCOError(f"renting offer {inputs.rent_offer!r} needs the quote engine")
+        return Decimal(rent_cost_for_years(year_fraction, utilization))
+
+    def buy_cumulative(year_fraction: Decimal) -> Decimal:
+        end = residual if year_fraction >= years else Decimal(0)
+        return capex + yearly_owning * year_fraction - end
+
+    table = []
+    for year in range(years + 1):
+        buy = buy_cumulative(Decimal(year))
+        rent = rent_cumulative(Decimal(year), inputs.utilization)
+        table.append(
+            {
+                "year": year,
+                "buy_cumulative": buy,
+                "rent_cumulative": rent,
+                "buy_minus_rent": buy - rent,
+            }
+        )
+    buy_total = buy_cumulative(Decimal(years))
+    rent_total = rent_cumulative(Decimal(years), inputs.utilization)
+
+    break_even_month = None
+    for month in range(1, 12 * years + 1):
+        fraction = Decimal(month) / 12
+        if rent_cumulative(fraction, inputs.utilization) >= buy_cumulative(fraction):
+            break_even_month = month
+            break
+
+    fixed = buy_total - power_yearly * years
+    rent_full = rent_cumulative(Decimal(years), Decimal(1))
+    margin = rent_full - power_full * years
+    break_even_utilization = fixed / margin if margin > 0 else None
+    if break_even_utilization is not None and break_even_utilization > 1:
+        break_even_utilization = None
+
+    delivered_gpu_hours = (
+        Decimal(inputs.gpus * HOURS_PER_YEAR * years) * inputs.utilization if inputs.gpus else None
+    )
+    return {
+        "currency": inputs.currency,
+        "years": years,
+        "utilization": inputs.utilization,
+        "buy": {
+            "capex": dict(inputs.capex),
+            "capex_total": capex,
+            "financing_interest": interest,
+            "depreciation_per_year": capex / inputs.depreciation_years
+            if inputs.depreciation_years
+            else None,
+            "operations_per_year": dict(inputs.operations, power=power_yearly),
+            "refresh_per_year": inputs.refresh_per_year,
+            "residual_value": residual,
+            "total": buy_total,
+        },
+        "rent": {
+            "monthly": inputs.rent_monthly,
+            "offer": inputs.rent_offer,
+            "instances": inputs.rent_instances,
+            "total": rent_total,
+        },
+        "table": table,
+        "buy_total": buy_total,
+        "rent_total": rent_total,
+        "rent_saving": buy_total - rent_total,
+        "rent_saving_share": (buy_total - rent_total) / buy_total if buy_total else None,
+        "break_even_month": break_even_month,
+        "break_even_utilization": break_even_utilization,
+        "buy_per_delivered_gpu_hour": buy_total / delivered_gpu_hours
+        if delivered_gpu_hours
+        else None,
+        "rent_per_delivered_gpu_hour": rent_total / delivered_gpu_hours
+        if delivered_gpu_hours
+        else None,
+        "sources": dict(inputs.sources),
+    }
