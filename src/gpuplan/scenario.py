@@ -36,6 +36,7 @@ TOP_LEVEL_KEYS = (
     "strategy",
     "trainable_layers",
     "fused_loss",
+    "compile",
 )
 HARDWARE_KEYS = ("gpu", "count", "gpus_per_node", "inter_node")
 STRATEGY_KEYS = (
@@ -245,6 +246,7 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
         lora=lora,
         trainable_layers=_integer(data, "trainable_layers", "", None),
         fused_loss=_boolean(data, "fused_loss", "", False),
+        compile=_boolean(data, "compile", "", False),
     )
     given = tuple(key for key in STRATEGY_KEYS if key in strategy_data) + (
         ("micro_batch",) if "micro_batch" in data and "micro_batch" not in strategy_data else ()

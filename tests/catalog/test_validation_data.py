@@ -147,7 +147,7 @@ def test_fit_test_split_non_empty_for_main_throughput_sources(source: str):
 
 @pytest.mark.parametrize(
     "source",
-    ["pytorch/torchtitan", "InternLM/InternEvo", "Lightning-AI/litgpt", "pytorch/torchtune"],
+    ["pytorch/torchtitan", "Lightning-AI/litgpt", "pytorch/torchtune"],
 )
 def test_memory_test_rows_for_main_sources(source: str):
     assert any(row.use == "test" for row in MEMORY if row.source == source)

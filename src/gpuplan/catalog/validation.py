@@ -65,6 +65,7 @@ class ValidationRow:
     recompute: str | None
     offload: str | None
     fused_loss: bool
+    compile: bool
     use: str
     notes: str
 
@@ -109,6 +110,8 @@ class ValidationRow:
             hardware["count"] = self.num_gpus
         if self.fused_loss:
             scenario["fused_loss"] = True
+        if self.compile:
+            scenario["compile"] = True
         if hardware:
             scenario["hardware"] = hardware
         strategy = {
@@ -157,7 +160,7 @@ _INT_FIELDS = {
 _FLOAT_FIELDS = {
     "tokens_per_second_per_gpu", "tflops_per_gpu", "mfu", "hfu", "peak_flops_assumed",
 }  # fmt: skip
-_BOOL_FIELDS = {"fused_loss", "oom"}
+_BOOL_FIELDS = {"fused_loss", "compile", "oom"}
 _REQUIRED_TEXT = {"id", "source", "source_ref", "table", "method", "use", "notes", "metric"}
 
 

@@ -33,19 +33,7 @@ pricing_commands.register(app)
 def main() -> None:
     """Entry point: run the app; bad input becomes one line on stderr and exit code 2."""
     try:
-        app(standalone_mode=False)
+        app()
     except InputError as error:
         typer.echo(f"error: {error}", err=True)
         sys.exit(2)
-    except typer.Exit as done:
-        sys.exit(done.exit_code)
-    except typer.Abort:
-        typer.echo("aborted", err=True)
-        sys.exit(1)
-    except Exception as error:  # click usage errors arrive here with standalone_mode=False
-        import click
-
-        if isinstance(error, click.ClickException):
-            error.show()
-            sys.exit(error.exit_code)
-        raise

@@ -48,12 +48,20 @@ class FrameworkProfile:
     logit_bytes_per_element: float
     gradient_bucket_elements: float
     fragmentation: float
+    selective_every_other_matmul: bool = False
+    persistent_gradients: bool = False
 
 
 PROFILES: dict[str, FrameworkProfile] = {
-    "megatron": FrameworkProfile("megatron", 2, 4, 4, 6, False, 6, 0, 0.05),
-    "fsdp": FrameworkProfile("fsdp", 0, 4, 4, 8, False, 10, 0, 0.06),
-    "deepspeed": FrameworkProfile("deepspeed", 2, 2, 4, 8, False, 10, 0, 0.08),
+    "megatron": FrameworkProfile(
+        "megatron", 2, 4, 4, 6, False, 6, 0, 0.05, persistent_gradients=True
+    ),
+    "fsdp": FrameworkProfile(
+        "fsdp", 0, 4, 4, 8, False, 10, 0, 0.06, selective_every_other_matmul=True
+    ),
+    "deepspeed": FrameworkProfile(
+        "deepspeed", 2, 2, 4, 8, False, 10, 0, 0.08, persistent_gradients=True
+    ),
     "hf": FrameworkProfile("hf", 4, 4, 0, 8, True, 10, 25e6, 0.08),
 }
 

@@ -290,6 +290,8 @@ def activation_bytes_per_token_per_layer(
     dropout: bool = False,
     lora_targets: tuple[str, ...] | None = None,
     lora_dropout: bool = False,
+    frozen_linear_keeps_input: bool = False,
+    compiled: bool = False,
     bytes_per_value: float = BF16,
 ) -> FloatArray:
     """Bytes one layer keeps for backward, per token of the micro-batch, on one rank.
@@ -310,8 +312,18 @@ def activation_bytes_per_token_per_layer(
     ``34 h + 5 a s`` per token, their eq. 1; with TP ``10 h + (24 h + 5 a s)/t`` (eq. 2) and with
     sequence parallelism ``(34 h + 5 a s)/t`` (eq. 3). Selective recompute drops the ``a s``
     terms (eq. 4) and, for the eager stacks' SwiGLU, the SiLU output and product (recomputed
-    from the saved gate and up). LoRA: a frozen linear layer keeps no input unless it is a
-    target; targets with dropout keep the dropped input and its mask.
+    from the saved gate and up). The FSDP profile's selective recompute is torchtitan's per-op
+    policy instead (``torchtitan/models/llama3/infra/parallelize.py``, ``_save_list``): it keeps
+    the block input, the outputs of every other matmul (wq, wv, w1, w2) and of flash attention,
+    and recomputes the rest.
+
+    LoRA: a frozen ``nn.Linear`` keeps no input unless it is a target; targets with dropout keep
+    the dropped input and its mask. QLoRA's 4-bit linear layers keep their input whether or not
+    they are targets (``frozen_linear_keeps_input``: bitsandbytes ``MatMul4Bit.forward`` saves
+    ``A`` whenever the input needs a gradient).
+
+    ``compiled`` (``torch.compile``): Inductor's min-cut partitioner keeps the gate and up
+    projections and recomputes the SwiGLU product and the norms' fp32 copies (2F, no copies).
     """
     h = float(model.hidden_size)
     a = float(model.num_attention_heads)
@@ -320,6 +332,9 @@ def activation_bytes_per_token_per_layer(
     selective = layout.recompute == 1
     swiglu = profile_values(framework_codes, "swiglu_bytes_per_element") / BF16
     norm_copy = profile_values(framework_codes, "norm_fp32_copy")
+    if compiled:
+        swiglu = np.minimum(swiglu, 2.0)
+        norm_copy = np.zeros_like(norm_copy)
 
     if model.uses_mla:
         q_width = float(model.q_width)
@@ -336,7 +351,9 @@ def activation_bytes_per_token_per_layer(
     targets = set(lora_targets) if lora_targets is not None else None
 
     def keeps_input(*modules: str) -> float:
-        return 1.0 if targets is None or targets.intersection(modules) else 0.0
+        if targets is None or frozen_linear_keeps_input or targets.intersection(modules):
+            return 1.0
+        return 0.0
 
     norms = float(min(model.norms_per_layer, 4))
     norm_inputs = norms * h * (1.0 + 2.0 * norm_copy)
@@ -357,7 +374,7 @@ def activation_bytes_per_token_per_layer(
         if not model.gated_mlp:
             return np.asarray(2.0 * width + 0 * swiglu, dtype=float)
         saved_per_element = np.where(selective & (swiglu > 3), 2.0, swiglu)
-        if targets is not None and "down_proj" not in targets:
+        if targets is not None and not frozen_linear_keeps_input and "down_proj" not in targets:
             saved_per_element = np.maximum(saved_per_element - 1.0, 2.0)
         return np.asarray(saved_per_element * width, dtype=float)
 
@@ -391,7 +408,21 @@ def activation_bytes_per_token_per_layer(
 
     sharded = sharded_qkv + output_input + scores + mlp + lora_extra
     replicated_local = np.where(sp, replicated / tp, replicated)
-    return np.asarray((replicated_local + sharded) * bytes_per_value, dtype=float)
+    kept = replicated_local + sharded
+
+    every_other_matmul = selective & (
+        profile_values(framework_codes, "selective_every_other_matmul") > 0
+    )
+    if np.any(every_other_matmul):
+        width = (
+            model.moe_intermediate_size * model.num_experts_per_token
+            if model.is_moe
+            else model.intermediate_size
+        )
+        block_ends = np.where(sp, 2.0 * h / tp, 2.0 * h)
+        saved_outputs = (q_width + kv_width + q_width + 2.0 * a + width) / tp
+        kept = np.where(every_other_matmul, block_ends + saved_outputs, kept)
+    return np.asarray(kept * bytes_per_value, dtype=float)
 
 
 def korthikanti_activation_bytes(
@@ -463,6 +494,8 @@ def estimate_memory(
         flash_attention,
         lora_targets=lora_targets,
         lora_dropout=job.is_adapter and job.lora.dropout > 0,
+        frozen_linear_keeps_input=job.method == "qlora",
+        compiled=job.compile,
         bytes_per_value=FP32 if job.precision == "fp32" else BF16,
     )
     layer_activation = per_token_layer * tokens
@@ -490,6 +523,12 @@ def estimate_memory(
     parts["activations"] = np.where(last_is_peak, last_activations, first_activations)
     parts["logits"] = np.where(last_is_peak, logits, 0.0)
     parts["buffers"] = buffers
+
+    transient = gradients_are_transient(layout, codes)
+    backward_end_is_peak = transient & (parts["gradients"] > parts["activations"] + parts["logits"])
+    parts["gradients"] = np.where(transient & ~backward_end_is_peak, 0.0, parts["gradients"])
+    parts["activations"] = np.where(backward_end_is_peak, 0.0, parts["activations"])
+    parts["logits"] = np.where(backward_end_is_peak, 0.0, parts["logits"])
     allocated = sum(
         parts[name]
         for name in ("weights", "gradients", "optimizer", "activations", "logits", "buffers")
@@ -506,6 +545,21 @@ def estimate_memory(
         capacity_bytes=float(capacity_bytes),
         safety_margin=safety_margin,
     )
+
+
+def gradients_are_transient(
+    layout: Layout, framework_codes: npt.NDArray[np.int64]
+) -> npt.NDArray[np.bool_]:
+    """Whether gradients are freed between steps and so never live beside the activations.
+
+    PyTorch's ``optimizer.zero_grad()`` sets gradients to ``None`` (the default since 2.0);
+    eager PyTorch, Hugging Face and FSDP2 then allocate gradients during backward as the
+    activations are freed, and the peak is the larger of the forward end (activations and
+    logits) and the backward end (all gradients). Megatron-LM and DeepSpeed keep persistent
+    gradient buffers, and gradient accumulation keeps gradients across micro-batches.
+    """
+    persistent = profile_values(framework_codes, "persistent_gradients") > 0
+    return np.asarray(~persistent & (layout.micro_batches == 1) & (layout.pp == 1), dtype=bool)
 
 
 def framework_buffer_bytes(

@@ -94,6 +94,7 @@ class TrainingJob:
     lora: LoraConfig = field(default_factory=LoraConfig)
     trainable_layers: int | None = None
     fused_loss: bool = False
+    compile: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "method", _choice("method", self.method, METHODS))

@@ -1,0 +1,55 @@
+"""Accuracy against published measurements (src/gpuplan/catalog/data/validation/).
+
+The bounds are what the model achieves today on the held-out rows, so that a change that makes
+predictions worse fails here; `python benchmarks/memory_accuracy.py` prints the full table.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuplan.accuracy import memory_comparisons, summarize
+
+MEDIAN_BOUND = 0.20
+WORST_BOUND = 0.40
+MEDIAN_BOUND_WITHOUT_QLORA = 0.12
+
+KNOWN_FALSE_FITS = {
+    # litgpt reports OOM for a 4 x A10G FSDP full fine-tune that the model puts at ~17 GiB of 24;
+    # litgpt's FSDP runs are under-predicted by 2-6 GiB (see the closing table), cause unknown.
+    "litgpt-llama-2-7b-full-4g-mb4",
+}
+
+
+@pytest.fixture(scope="module")
+def comparisons():
+    return memory_comparisons("test")
+
+
+def test_every_test_row_is_modelled(comparisons):
+    unmodelled = [(c.row.id, c.error) for c in comparisons if c.predicted_bytes is None]
+    assert unmodelled == []
+
+
+def test_memory_error_is_bounded(comparisons):
+    errors = [c.relative_error for c in comparisons if c.relative_error is not None]
+    summary = summarize(errors)
+    assert summary.count >= 40
+    assert summary.median_absolute <= MEDIAN_BOUND, summary
+    assert summary.worst_absolute <= WORST_BOUND, summary
+
+
+def test_memory_error_without_qlora(comparisons):
+    errors = [
+        c.relative_error
+        for c in comparisons
+        if c.relative_error is not None and c.row.method != "qlora"
+    ]
+    assert summarize(errors).median_absolute <= MEDIAN_BOUND_WITHOUT_QLORA
+
+
+def test_out_of_memory_rows_are_not_predicted_to_fit(comparisons):
+    oom_rows = [c for c in comparisons if c.row.oom]
+    assert len(oom_rows) >= 4
+    false_fits = {c.row.id for c in oom_rows if c.fits}
+    assert false_fits <= KNOWN_FALSE_FITS
