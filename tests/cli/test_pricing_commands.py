@@ -1,0 +1,240 @@
+"""`gpuplan offers|quote|tco|audit`, run through the real entry point (gpuplan.cli.app:main)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpuplan.cli.app import main
+
+ROOT = Path(__file__).resolve().parents[2]
+SEED_TCO = ROOT / "examples" / "seed-tco.toml"
+USAGE = ROOT / "examples" / "usage-sample.csv"
+SKYPILOT_SAMPLE = ROOT / "tests" / "pricing" / "data" / "skypilot_vms_sample.csv"
+
+
+def run(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str
+) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "argv", ["gpuplan", *args])
+    try:
+        main()
+        code = 0
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else 1
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_offers_json_lists_sources_and_medians(monkeypatch, capsys):
+    code, out, _ = run(monkeypatch, capsys, "offers", "--gpu", "H100 SXM", "--json")
+    assert code == 0
+    offers = json.loads(out)
+    assert offers and all(offer["gpu"] == "h100-sxm-80gb" for offer in offers)
+    for key in ("id", "provider", "gpu", "gpus", "plans", "fees", "source", "observed"):
+        assert key in offers[0]
+    assert offers[0]["catalog_median_per_gpu_hour"] > 0
+    assert "vs_catalog_median" in offers[0]["plans"][0]
+
+
+def test_offers_table_and_provider_filter(monkeypatch, capsys):
+    code, out, _ = run(monkeypatch, capsys, "offers", "--provider", "星宇智算")
+    assert code == 0
+    assert "xingyu-h100-x8" in out
+
+
+def test_offers_check_passes_on_the_catalog(monkeypatch, capsys):
+    code, out, _ = run(monkeypatch, capsys, "offers", "--check", "--json")
+    assert code == 0
+    assert json.loads(out)["errors"] == 0
+
+
+def test_offers_check_rejects_a_bad_user_file(monkeypatch, capsys, tmp_path):
+    path = tmp_path / "mine.toml"
+    path.write_text(
+        'provider = "Mine"\ncurrency = "USD"\n[[offers]]\nid = "bad"\ngpu = "h100-sxm-80gb"\ngpus = 1\n'
+        'plans = [ { mode = "hourly", price = 2, per = "gpu", source = "s", observed = "2026-11-01" },'
+        ' { mode = "spot", price = 3, per = "gpu", source = "s", observed = "2026-11-01" } ]\n'
+    )
+    code, out, _ = run(monkeypatch, capsys, "offers", "--check", "--offers", str(path))
+    assert code == 1
+    assert "not below on-demand" in out
+    code, _, err = run(
+        monkeypatch, capsys, "quote", "--offer", "bad", "--duration", "1d", "--offers", str(path)
+    )
+    assert code == 2
+    assert err.startswith("error: rejected offer bad")
+
+
+def test_quote_json_contract(monkeypatch, capsys):
+    code, out, _ = run(
+        monkeypatch,
+        capsys,
+        "quote",
+        "--offer",
+        "xingyu-rtx-4090-x1",
+        "--duration",
+        "40d",
+        "--tokens",
+        "2B",
+        "--tokens-per-second",
+        "3000",
+        "--json",
+    )
+    assert code == 0
+    quote = json.loads(out)
+    assert quote["currency"] == "CNY"
+    assert quote["duration_seconds"] == 40 * 86400
+    assert quote["total"] == pytest.approx(1100 + 1.86 * 240)
+    assert quote["billing_mix"]["description"].startswith("1 x monthly")
+    assert quote["lines"][0]["kind"] == "compute"
+    assert quote["per_million_tokens"] == pytest.approx(quote["total"] / 2000)
+
+
+def test_quote_in_another_currency_and_table(monkeypatch, capsys):
+    code, out, _ = run(
+        monkeypatch,
+        capsys,
+        "quote",
+        "--offer",
+        "aws-p5.48xlarge-us-east-1",
+        "--duration",
+        "3d",
+        "--count",
+        "2",
+        "--storage",
+        "2TB",
+        "--egress",
+        "500GB",
+        "--currency",
+        "cny",
+        "--fx",
+        "USD/CNY=7",
+    )
+    assert code == 0
+    assert "Cheapest billing mix" in out and "Spot: expected" in out and "USD to CNY at 7" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ("quote", "--offer", "no-such-offer", "--duration", "1d"),
+            "unknown offer 'no-such-offer'",
+        ),
+        (("quote", "--offer", "lambda-h100-sxm-x8", "--duration", "-3d"), "must not be negative"),
+        (
+            ("quote", "--offer", "lambda-h100-sxm-x8", "--duration", "soon"),
+            "cannot read 'soon' as a duration",
+        ),
+        (("quote", "--offer", "lambda-h100-sxm-x8"), "give --duration"),
+        (
+            ("quote", "--offer", "lambda-h100-sxm-x8", "--duration", "1d", "--currency", "GBP"),
+            "no exchange rate",
+        ),
+    ],
+)
+def test_quote_bad_input_is_one_line(monkeypatch, capsys, args, message):
+    code, _, err = run(monkeypatch, capsys, *args)
+    assert code == 2
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
+
+
+def test_tco_reproduces_the_seed_article(monkeypatch, capsys):
+    code, out, _ = run(monkeypatch, capsys, "tco", str(SEED_TCO), "--json")
+    assert code == 0
+    result = json.loads(out)
+    assert result["currency"] == "CNY"
+    assert result["buy_total"] == 9_840_000
+    assert result["rent_total"] == 3_841_200
+    code, out, _ = run(monkeypatch, capsys, "tco", str(SEED_TCO))
+    assert "¥9,840,000.00" in out and "¥3,841,200.00" in out
+
+
+def test_tco_with_a_rented_offer(monkeypatch, capsys, tmp_path):
+    path = tmp_path / "tco.toml"
+    path.write_text(
+        '[tco]\ncurrency = "USD"\nyears = 1\nutilization = 0.5\ngpus = 8\n[buy]\ngpus = 240000\n'
+        '[operations]\nstaff = 10000\n[rent]\noffer = "lambda-h100-sxm-x8"\n'
+    )
+    code, out, err = run(monkeypatch, capsys, "tco", str(path), "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["rent_total"] == pytest.approx(3.99 * 8 * 24 * 365 * 0.5)
+
+
+def test_tco_malformed_file(monkeypatch, capsys, tmp_path):
+    path = tmp_path / "tco.toml"
+    path.write_text("[tco\n")
+    code, _, err = run(monkeypatch, capsys, "tco", str(path))
+    assert code == 2
+    assert "malformed TOML" in err
+
+
+def test_audit_sample_usage(monkeypatch, capsys):
+    code, out, _ = run(
+        monkeypatch, capsys, "audit", str(USAGE), "--offer", "runpod-secure-h100-sxm-x1", "--json"
+    )
+    assert code == 0
+    result = json.loads(out)
+    assert result["currency"] == "USD"
+    assert len([line for line in result["lines"] if line["kind"] == "compute"]) == 4
+    assert result["total"] > result["compute"] > 0
+    code, out, _ = run(
+        monkeypatch,
+        capsys,
+        "audit",
+        str(USAGE),
+        "--offer",
+        "runpod-secure-h100-sxm-x1",
+        "--invoiced",
+        "$240",
+    )
+    assert code == 0
+    assert "Invoice $240.00 minus recomputed" in out
+
+
+def test_audit_malformed_row(monkeypatch, capsys, tmp_path):
+    path = tmp_path / "usage.csv"
+    path.write_text("instance,start,stop,gpus\na,2026-11-02T08:00:00Z,not-a-time,1\n")
+    code, _, err = run(
+        monkeypatch, capsys, "audit", str(path), "--offer", "runpod-secure-h100-sxm-x1"
+    )
+    assert code == 2
+    assert "row 2: stop" in err
+
+
+def test_import_skypilot_writes_a_valid_offers_file(monkeypatch, capsys, tmp_path):
+    output = tmp_path / "aws.toml"
+    code, _, err = run(
+        monkeypatch,
+        capsys,
+        "offers",
+        "import-skypilot",
+        str(SKYPILOT_SAMPLE),
+        "--provider",
+        "aws-imported",
+        "--observed",
+        "2026-11-01",
+        "--output",
+        str(output),
+    )
+    assert code == 0, err
+    assert "3 offers imported" in err
+    code, out, _ = run(
+        monkeypatch,
+        capsys,
+        "offers",
+        "--offers",
+        str(output),
+        "--provider",
+        "aws-imported",
+        "--json",
+    )
+    assert code == 0
+    assert {offer["id"] for offer in json.loads(out)} >= {"aws-imported-p5.48xlarge-us-east-1"}
