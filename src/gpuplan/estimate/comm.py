@@ -1,0 +1,330 @@
+"""Collective communication cost on a cluster's real topology.
+
+**Bus bandwidth** (NVIDIA/nccl-tests ``doc/PERFORMANCE.md``). For a collective on ``n`` ranks
+over a message of ``S`` bytes taking ``t`` seconds, ``algbw = S / t`` and ``busbw = algbw *
+factor``: all-reduce ``2(n-1)/n``; all-gather, reduce-scatter and all-to-all ``(n-1)/n``;
+broadcast, reduce and point-to-point 1. ``S`` is what nccl-tests calls the size: the whole
+array for all-gather and reduce-scatter, one rank's send buffer for all-to-all. busbw is
+comparable to the bottleneck link's bandwidth whatever ``n``, so a collective takes
+``t = S * factor / busbw``.
+
+**Time** (:func:`collective_seconds`): ``latency + S * factor / (bandwidth * efficiency(S))``.
+The efficiency grows with the message, ``efficiency(S) = peak * S / (S + half_saturation)``, and
+the latency follows NCCL's ring model (NVIDIA/nccl ``src/graph/tuning.cc``): a base latency plus
+one per-hop latency for each of the ring's steps, network hops costing more than NVLink hops.
+
+**Topology** (:func:`group_placement`). Ranks are numbered tp (innermost), cp, ep-within-dp,
+dp, pp (outermost), Megatron-Core's default order (``megatron/core/parallel_state.py``,
+``order="tp-cp-ep-dp-pp"``), so a group is ``n`` ranks at a fixed ``stride``
+(:func:`parallel_groups`). It stays on the scale-up fabric (NVLink, NVSwitch, or PCIe in a PCIe
+server) when ``n * stride`` fits one scale-up domain: a node, or a whole NVL72 rack for
+GB200/GB300. Otherwise it crosses the network, one NIC per GPU at
+``cluster.inter_node_bandwidth`` (a rail-optimized fabric).
+
+**Across domains** NCCL reduces inside each node over NVLink and across nodes over the NICs, and
+pipelines the two. gpuplan charges the slower of the two parts: with ``p`` group ranks in each
+of ``k`` domains, the network part of an all-reduce moves ``2(k-1)/k * S`` through the node's
+``p`` NICs together, the NVLink part ``2(p-1)/p * S`` through each GPU's link. This is the model
+under which ml-engineering derives the per-NIC rate ``busbw * (k-1)/(n-1)`` from a multi-node
+all-reduce (shared/references/verification-and-style.md, section 1.1.2). A flat NCCL ring
+would move ``2(n-1)/n * S`` instead of ``2(k-1)/k * S`` across nodes, up to twice as much on two
+nodes, where NCCL's double binary tree moves what the bound says. NVLink SHARP (NVLS)
+and in-network reduction, which raise all-reduce busbw above the link rate (H200: 482 GB/s of
+450), are not modelled; measured efficiencies can stand in for them.
+
+Every constant is a named default that callers may override with fitted or measured values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from gpuplan.hardware.cluster import Cluster
+from gpuplan.hardware.gpu import GPUSpec
+from gpuplan.strategy import Layout
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+ArrayLike = float | int | npt.NDArray[np.float64] | npt.NDArray[np.int64]
+
+COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "p2p")
+LINK_KINDS = ("nvlink", "pcie", "network")
+
+
+@dataclass(frozen=True)
+class LinkModel:
+    """How close a kind of link gets to its nominal bandwidth, and what each ring hop costs.
+
+    ``peak_efficiency`` is the share of the nominal one-direction bandwidth that busbw reaches on
+    large messages; ``half_saturation_bytes`` the message size at which it reaches half of that;
+    ``hop_latency`` the seconds each ring step adds.
+    """
+
+    peak_efficiency: float
+    half_saturation_bytes: float
+    hop_latency: float
+
+    def efficiency(self, size_bytes: ArrayLike) -> FloatArray:
+        """``peak * S / (S + half_saturation)``; zero for an empty message."""
+        size = np.asarray(size_bytes, dtype=float)
+        return self.peak_efficiency * size / np.maximum(size + self.half_saturation_bytes, 1e-300)
+
+
+NVLINK = LinkModel(peak_efficiency=0.78, half_saturation_bytes=4 * 2**20, hop_latency=3.4e-6)
+"""NVLink/NVSwitch (and other GPU fabrics: AMD XGMI, Huawei HCCS). Peak: nccl-tests all-reduce
+busbw on 8xA100 is 234.89 GB/s of 300 (78 %), on 8xH200 with rings 367.61 of 450 (82 %), on
+8xB200 682.2 of 900 (76 %) (ml-engineering, shared/references/verification-and-style.md 1.1.2);
+NCCL itself caps A100 busbw at 235 GB/s (``tuning.cc``). Half saturation: fitted, with NCCL's
+ring latency below, to vTrain's A100 8-GPU all-reduce table (about 20 GB/s busbw at 1 MB, 130 at
+16 MB, 229 at 1 GB; shared/references/modeling-tools.md 4.3), which gives 0.77 and 3.9 MB,
+kept as the nccl-tests peak 0.78 and 4 MiB. Hop
+latency: NCCL ``tuning.cc`` ``hwLat[NVLINK][Ring][Simple]`` = 3.4 us."""
+
+PCIE = LinkModel(peak_efficiency=0.45, half_saturation_bytes=4 * 2**20, hop_latency=5.7e-6)
+"""PCIe servers without NVLink. Every GPU's traffic crosses the shared PCIe switches and, for
+cards without peer-to-peer (GeForce), the host bridge and CPU memory, so busbw falls far below
+one x16 link: 8xRTX 5090 reach 28 GB/s all-reduce busbw on PCIe 5.0 (63 GB/s), 44 %; 4 of them
+35 GB/s (NVIDIA/nccl issue 1639: "PCI systems are bound by CPU/memory bandwidth"). Half
+saturation as NVLink (no public sweep). Hop latency: NCCL ``hwLat[PCI][Ring][Simple]`` = 5.7 us."""
+
+NETWORK = LinkModel(peak_efficiency=0.80, half_saturation_bytes=32 * 2**20, hop_latency=9.6e-6)
+"""InfiniBand or RoCE, one NIC per GPU. Peak: 400G InfiniBand NDR delivers about 40-46 GB/s per
+NIC of 50 (80-92 %) and ml-engineering's 4-node B200 EFA all-reduce derives 36.95 of 50 GB/s per
+NIC (74 %); 0.80 sits between. Half saturation: fitted to that EFA sweep (busbw 64 GB/s at 16 MiB,
+229 at 256 MiB, 362 at 1 GiB, 382 at 16 GiB on 32 GPUs), which gives 0.71 and 35 MB: networks
+need far larger messages than NVLink to saturate. Hop latency: NCCL
+``hwLat[NET][Ring][Simple]`` = 9.6 us."""
+
+DEFAULT_LINKS: dict[str, LinkModel] = {"nvlink": NVLINK, "pcie": PCIE, "network": NETWORK}
+
+BASE_LATENCY = 8.4e-6
+"""Seconds every collective costs before its hops: NCCL ``tuning.cc`` ``baseLat[Ring][Simple]``."""
+
+
+# --- bus bandwidth ---------------------------------------------------------------------------
+
+
+def _check(collective: str) -> None:
+    if collective not in COLLECTIVES:
+        raise ValueError(f"collective: {collective!r} is not one of {', '.join(COLLECTIVES)}")
+
+
+def bus_bandwidth_factor(collective: str, group_size: ArrayLike) -> FloatArray:
+    """busbw / algbw for ``collective`` on ``n`` ranks (nccl-tests ``doc/PERFORMANCE.md``):
+    all-reduce ``2(n-1)/n``; all-gather, reduce-scatter, all-to-all ``(n-1)/n``; broadcast and
+    point-to-point 1. Zero for one rank, which moves nothing."""
+    _check(collective)
+    n = np.asarray(group_size, dtype=float)
+    if collective in ("broadcast", "p2p"):
+        return np.where(n > 1, 1.0, 0.0)
+    share = (n - 1.0) / np.maximum(n, 1.0)
+    return 2.0 * share if collective == "all_reduce" else share
+
+
+def algorithm_bandwidth(size_bytes: ArrayLike, seconds: ArrayLike) -> FloatArray:
+    """nccl-tests' algbw: ``S / t`` bytes per second."""
+    return np.asarray(size_bytes, dtype=float) / seconds
+
+
+def bus_bandwidth(
+    collective: str, size_bytes: ArrayLike, seconds: ArrayLike, group_size: ArrayLike
+) -> FloatArray:
+    """nccl-tests' busbw: ``algbw * factor``."""
+    return algorithm_bandwidth(size_bytes, seconds) * bus_bandwidth_factor(collective, group_size)
+
+
+def ring_steps(collective: str, group_size: ArrayLike) -> FloatArray:
+    """Sequential steps of the ring algorithm, as NCCL's latency model counts them
+    (``tuning.cc`` ``nsteps``): all-reduce ``2(n-1)``, all-gather and reduce-scatter ``n-1``;
+    all-to-all, broadcast and point-to-point one step (their sends run concurrently)."""
+    _check(collective)
+    n = np.asarray(group_size, dtype=float)
+    if collective == "all_reduce":
+        return 2.0 * (n - 1.0)
+    if collective in ("all_gather", "reduce_scatter"):
+        return n - 1.0
+    return np.where(n > 1, 1.0, 0.0)
+
+
+def flat_collective_seconds(
+    collective: str,
+    size_bytes: ArrayLike,
+    group_size: ArrayLike,
+    bandwidth: ArrayLike,
+    link: LinkModel,
+    base_latency: float = BASE_LATENCY,
+) -> FloatArray:
+    """A collective on one kind of link: ``base + steps * hop + S * factor / (B * eff(S))``;
+    zero for a group of one. ``bandwidth`` is the nominal one-direction bytes/s per GPU."""
+    n = np.asarray(group_size)
+    factor = bus_bandwidth_factor(collective, n)
+    transfer = (
+        np.asarray(size_bytes, dtype=float)
+        * factor
+        / (np.asarray(bandwidth, dtype=float) * np.maximum(link.efficiency(size_bytes), 1e-300))
+    )
+    latency = base_latency + ring_steps(collective, n) * link.hop_latency
+    return np.where(n > 1, latency + transfer, 0.0)
+
+
+# --- topology --------------------------------------------------------------------------------
+
+
+def link_kind(gpu: GPUSpec) -> str:
+    """``pcie`` for PCIe cards, ``nvlink`` for NVLink and the other GPU fabrics (XGMI, HCCS)."""
+    return "pcie" if gpu.intra_node_link.startswith("pcie") else "nvlink"
+
+
+def scale_up_domain_size(cluster: Cluster) -> int:
+    """GPUs that reach each other without the network: the node, or the whole NVLink domain when
+    it spans several nodes (GB200/GB300 NVL72: 72 GPUs in trays of 4)."""
+    gpu = cluster.gpu
+    if link_kind(gpu) == "nvlink" and gpu.nvlink_domain_size > gpu.gpus_per_node:
+        return max(cluster.gpus_per_node, gpu.nvlink_domain_size)
+    return cluster.gpus_per_node
+
+
+@dataclass(frozen=True)
+class GroupPlacement:
+    """Where the ``n`` ranks of a group sit: ``p`` in each of ``k`` scale-up domains."""
+
+    group_size: IntArray
+    ranks_per_domain: IntArray
+    domains: IntArray
+    intra_kind: str
+
+    @property
+    def crosses_network(self) -> npt.NDArray[np.bool_]:
+        return self.domains > 1
+
+
+def group_placement(group_size: ArrayLike, stride: ArrayLike, cluster: Cluster) -> GroupPlacement:
+    """Placement of a group of ``n`` ranks ``stride`` apart. Inside one domain of ``D`` GPUs
+    when ``n * stride <= D``; otherwise ``p = clip(D // stride, 1, n)`` ranks share each domain
+    and the group spans ``k = ceil(n / p)`` domains (groups aligned to domain boundaries, as
+    the power-of-two layouts of Megatron-Core are)."""
+    n = np.asarray(group_size, dtype=np.int64)
+    k_stride = np.maximum(np.asarray(stride, dtype=np.int64), 1)
+    domain = scale_up_domain_size(cluster)
+    per_domain = np.clip(domain // k_stride, 1, np.maximum(n, 1))
+    domains = -(-n // per_domain)
+    return GroupPlacement(
+        group_size=n,
+        ranks_per_domain=per_domain.astype(np.int64),
+        domains=domains.astype(np.int64),
+        intra_kind=link_kind(cluster.gpu),
+    )
+
+
+def group_link(
+    group_size: ArrayLike,
+    stride: ArrayLike,
+    cluster: Cluster,
+    links: dict[str, LinkModel] | None = None,
+) -> tuple[FloatArray, FloatArray]:
+    """(nominal bandwidth per GPU, hop latency) of the slowest link a group uses: the GPU's
+    ``intra_node_bandwidth`` and the NVLink or PCIe hop inside a domain, the NIC's
+    ``cluster.inter_node_bandwidth`` and the network hop across domains."""
+    models = DEFAULT_LINKS if links is None else links
+    placement = group_placement(group_size, stride, cluster)
+    intra = models[placement.intra_kind]
+    crosses = placement.crosses_network
+    bandwidth = np.where(crosses, cluster.inter_node_bandwidth, cluster.gpu.intra_node_bandwidth)
+    latency = np.where(crosses, models["network"].hop_latency, intra.hop_latency)
+    return bandwidth.astype(float), latency.astype(float)
+
+
+def collective_seconds(
+    collective: str,
+    size_bytes: ArrayLike,
+    group_size: ArrayLike,
+    stride: ArrayLike,
+    cluster: Cluster,
+    links: dict[str, LinkModel] | None = None,
+    base_latency: float = BASE_LATENCY,
+) -> FloatArray:
+    """Seconds for one collective of ``S`` bytes (nccl-tests' size) on a group of ``n`` ranks
+    ``stride`` apart, on ``cluster``'s topology; zero for a group of one. Vectorized.
+
+    With ``p`` ranks in each of ``k`` domains (:func:`group_placement`), ``f`` the bus factor:
+
+    - all-reduce, all-gather, reduce-scatter: the slower of ``f(p) * S / (B_intra * eff)`` inside
+      the domain and ``f(k) * S / (p * B_nic * eff)`` across, the ``p`` NICs sharing the network
+      part; inside one domain this is ``f(n) * S / (B_intra * eff)``.
+    - all-to-all: each rank sends ``S (p-1)/n`` inside its domain and ``S (k-1)/k`` through its
+      own NIC.
+    - broadcast, point-to-point: ``S`` over the slowest link.
+
+    Latency: ``base + (steps(n) - steps(k)) * hop_intra + steps(k) * hop_network``, NCCL's ring
+    latency (``tuning.cc``) with :func:`ring_steps`.
+    """
+    _check(collective)
+    models = DEFAULT_LINKS if links is None else links
+    placement = group_placement(group_size, stride, cluster)
+    intra, network = models[placement.intra_kind], models["network"]
+    n = placement.group_size.astype(float)
+    p = placement.ranks_per_domain.astype(float)
+    k = placement.domains.astype(float)
+    size = np.asarray(size_bytes, dtype=float)
+    intra_rate = cluster.gpu.intra_node_bandwidth * np.maximum(intra.efficiency(size), 1e-300)
+    network_rate = cluster.inter_node_bandwidth * np.maximum(network.efficiency(size), 1e-300)
+
+    if collective == "all_to_all":
+        inside = size * (p - 1.0) / np.maximum(n, 1.0) / intra_rate
+        across = size * (k - 1.0) / k / network_rate
+    elif collective in ("broadcast", "p2p"):
+        inside = np.where(k > 1, 0.0, size / intra_rate)
+        across = np.where(k > 1, size / network_rate, 0.0)
+    else:
+        inside = size * bus_bandwidth_factor(collective, p) / intra_rate
+        across = size * bus_bandwidth_factor(collective, k) / (p * network_rate)
+
+    network_steps = np.where(k > 1, ring_steps(collective, k), 0.0)
+    intra_steps = np.maximum(ring_steps(collective, n) - network_steps, 0.0)
+    latency = base_latency + intra_steps * intra.hop_latency + network_steps * network.hop_latency
+    return np.where(n > 1, latency + np.maximum(inside, across), 0.0)
+
+
+# --- the groups of a parallel layout ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ParallelGroup:
+    """``size`` ranks, ``stride`` apart in the global rank order."""
+
+    size: IntArray
+    stride: IntArray
+
+
+def parallel_groups(layout: Layout) -> dict[str, ParallelGroup]:
+    """The communication groups of a layout in Megatron-Core's rank order (tp, cp, ep-in-dp,
+    dp, pp from innermost):
+
+    - ``tp``: tensor parallel, stride 1; ``cp``: context parallel, stride ``tp``;
+    - ``dp``: data parallel, stride ``tp * cp``; ``dp_cp``: data and context parallel together,
+      stride ``tp``, where dense gradients are reduced and ZeRO shards;
+    - ``ep``: expert parallel, stride ``tp`` (expert tensor parallel = tp, Megatron-Core's
+      default), the all-to-all group; ``expert_dp``: the ``dp * cp / ep`` replicas of each
+      expert, stride ``tp * ep``, where expert gradients are reduced;
+    - ``pp``: pipeline parallel, stride ``tp * cp * dp``.
+    """
+    tp, cp, dp, ep, pp = layout.tp, layout.cp, layout.dp, layout.ep, layout.pp
+    one = np.ones_like(tp)
+
+    def group(size: IntArray, stride: IntArray) -> ParallelGroup:
+        return ParallelGroup(
+            size=np.asarray(size, dtype=np.int64), stride=np.asarray(stride, dtype=np.int64)
+        )
+
+    return {
+        "tp": group(tp, one),
+        "cp": group(cp, tp),
+        "dp": group(dp, tp * cp),
+        "dp_cp": group(dp * cp, tp),
+        "ep": group(ep, tp),
+        "expert_dp": group(dp * cp // np.maximum(ep, 1), tp * ep),
+        "pp": group(pp, tp * cp * dp),
+    }
