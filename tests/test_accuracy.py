@@ -53,3 +53,63 @@ def test_out_of_memory_rows_are_not_predicted_to_fit(comparisons):
     assert len(oom_rows) >= 4
     false_fits = {c.row.id for c in oom_rows if c.fits}
     assert false_fits <= KNOWN_FALSE_FITS
+
+
+# --- throughput ---------------------------------------------------------------------------------
+
+SPEED_MAPE_BOUND = 0.20
+"""The issue's bound on held-out rows; the fit reaches about 15 % (benchmarks/speed_accuracy.py)."""
+
+
+@pytest.fixture(scope="module")
+def prepared_test_rows():
+    from gpuplan.accuracy import prepare_throughput_rows
+
+    rows, skipped = prepare_throughput_rows("test")
+    return rows, skipped
+
+
+def test_speed_error_on_held_out_rows_is_bounded(prepared_test_rows):
+    from gpuplan.accuracy import predict_tokens_per_second_per_gpu
+
+    rows, _ = prepared_test_rows
+    assert len(rows) >= 150
+    errors = [
+        (predict_tokens_per_second_per_gpu(item) - item.measured) / item.measured for item in rows
+    ]
+    summary = summarize(errors)
+    assert summary.mean_absolute <= SPEED_MAPE_BOUND, summary
+    assert abs(summary.bias) <= 0.10, summary
+
+
+def test_speed_model_beats_one_constant_mfu(prepared_test_rows):
+    import math
+
+    from gpuplan.accuracy import (
+        constant_mfu_prediction,
+        predict_tokens_per_second_per_gpu,
+        prepare_throughput_rows,
+    )
+
+    fit_rows, _ = prepare_throughput_rows("fit")
+    logs = [math.log(item.measured / constant_mfu_prediction(item, 1.0)) for item in fit_rows]
+    constant = math.exp(sum(logs) / len(logs))
+    rows, _ = prepared_test_rows
+    model = summarize(
+        [(predict_tokens_per_second_per_gpu(i) - i.measured) / i.measured for i in rows]
+    )
+    baseline = summarize(
+        [(constant_mfu_prediction(i, constant) - i.measured) / i.measured for i in rows]
+    )
+    assert model.mean_absolute < baseline.mean_absolute - 0.05
+
+
+def test_fastest_layout_is_ranked_first_in_most_workloads(prepared_test_rows):
+    from gpuplan.accuracy import predict_tokens_per_second_per_gpu, ranking_regrets
+
+    rows, _ = prepared_test_rows
+    predictions = {item.row.id: predict_tokens_per_second_per_gpu(item) for item in rows}
+    regrets = ranking_regrets(rows, predictions)
+    assert len(regrets) >= 5
+    within = sum(1 for regret in regrets.values() if regret <= 0.03)
+    assert within / len(regrets) >= 0.6, regrets

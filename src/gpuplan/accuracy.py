@@ -1,5 +1,8 @@
 """Predictions next to published measurements: the error tables behind the accuracy tests.
 
+Throughput rows are compared in tokens per second per GPU: as published, or recovered from the
+source's TFLOP/s or MFU under its own FLOP convention.
+
 Each validation row (``catalog/validation.py``) becomes a scenario; the prediction that matches the
 source's metric is compared with the measurement. Memory: ``allocated`` and ``active`` rows are
 compared with ``allocated_bytes`` (``torch.cuda.max_memory_allocated``), ``reserved`` rows with
@@ -13,9 +16,18 @@ from dataclasses import dataclass, replace
 from statistics import median
 
 from gpuplan.api import estimate
-from gpuplan.catalog.validation import MemoryRow, memory_rows
+from gpuplan.catalog.validation import MemoryRow, ThroughputRow, memory_rows, throughput_rows
 from gpuplan.errors import InputError
-from gpuplan.scenario import parse_scenario
+from gpuplan.estimate.efficiency import Efficiency
+from gpuplan.estimate.flops import (
+    CONVENTIONS,
+    convention_flops_per_token,
+    megatron_flops_per_token,
+    training_flops_per_token,
+)
+from gpuplan.estimate.time import estimate_step_time
+from gpuplan.scenario import Scenario, parse_scenario
+from gpuplan.strategy import Layout
 
 PREDICTION_FOR_METRIC = {
     "allocated": "allocated_bytes",
@@ -83,3 +95,139 @@ def summarize(errors: list[float]) -> ErrorSummary:
         worst_absolute=max(absolute),
         bias=sum(errors) / len(errors),
     )
+
+
+# --- throughput ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PreparedThroughputRow:
+    """A throughput row turned into the model's inputs once, so a fit can re-run it cheaply."""
+
+    row: ThroughputRow
+    scenario: Scenario
+    layout: Layout
+    measured: float
+
+
+@dataclass(frozen=True)
+class ThroughputComparison:
+    row: ThroughputRow
+    measured: float | None
+    predicted: float | None
+    error: str = ""
+
+    @property
+    def relative_error(self) -> float | None:
+        if self.predicted is None or not self.measured:
+            return None
+        return (self.predicted - self.measured) / self.measured
+
+
+def measured_tokens_per_second_per_gpu(row: ThroughputRow) -> float | None:
+    """The row's tokens/s per GPU: as published, or recovered from the published TFLOP/s or MFU
+    with the source's own FLOP convention (``flops.CONVENTIONS``; Megatron's 2021 figures count
+    the recomputed forward, the 96 formula)."""
+    if row.tokens_per_second_per_gpu:
+        return row.tokens_per_second_per_gpu
+    definition = row.flops_definition
+    if definition not in CONVENTIONS or row.seq_len is None:
+        return None
+    model = row.model_spec()
+    if definition == "megatron":
+        per_token = float(
+            megatron_flops_per_token(model, row.seq_len, full_recompute=row.recompute == "full")
+        )
+    else:
+        per_token = float(convention_flops_per_token(definition, model, row.seq_len))
+    if row.tflops_per_gpu:
+        return row.tflops_per_gpu * 1e12 / per_token
+    if row.mfu and row.peak_flops_assumed:
+        return row.mfu * row.peak_flops_assumed / per_token
+    return None
+
+
+def prepare_throughput_rows(
+    use: str | None,
+) -> tuple[list[PreparedThroughputRow], list[ThroughputComparison]]:
+    """Rows ready to predict, and those the model cannot express (with the reason)."""
+    prepared: list[PreparedThroughputRow] = []
+    skipped: list[ThroughputComparison] = []
+    for row in throughput_rows(use):
+        try:
+            measured = measured_tokens_per_second_per_gpu(row)
+            if measured is None:
+                raise InputError("no tokens/s, and no TFLOP/s or MFU with a known FLOP convention")
+            scenario = parse_scenario(row.scenario())
+            if scenario.cluster is None:
+                raise InputError("no GPU")
+            strategy = scenario.strategy.resolved(scenario.job, scenario.cluster)
+            scenario = replace(scenario, strategy=strategy)
+            prepared.append(
+                PreparedThroughputRow(row, scenario, strategy.layout(scenario.job), measured)
+            )
+        except (InputError, ValueError) as failure:
+            skipped.append(ThroughputComparison(row, None, None, str(failure)))
+    return prepared, skipped
+
+
+def predict_tokens_per_second_per_gpu(
+    prepared: PreparedThroughputRow, efficiency: Efficiency | None = None
+) -> float:
+    scenario = prepared.scenario
+    assert scenario.cluster is not None
+    step = estimate_step_time(
+        scenario.job,
+        scenario.cluster,
+        prepared.layout,
+        efficiency,
+        scenario.strategy.flash_attention,
+    )
+    return float(step.tokens_per_second_per_gpu)
+
+
+def throughput_comparisons(
+    use: str | None = "test", efficiency: Efficiency | None = None
+) -> list[ThroughputComparison]:
+    prepared, skipped = prepare_throughput_rows(use)
+    compared = [
+        ThroughputComparison(
+            item.row, item.measured, predict_tokens_per_second_per_gpu(item, efficiency)
+        )
+        for item in prepared
+    ]
+    return compared + skipped
+
+
+def constant_mfu_prediction(prepared: PreparedThroughputRow, mfu: float) -> float:
+    """The simplest honest baseline: one MFU for every job, ``mfu * peak / (6N + attention)``."""
+    scenario = prepared.scenario
+    assert scenario.cluster is not None
+    per_token = float(training_flops_per_token(scenario.job).model)
+    return mfu * scenario.cluster.gpu.half_precision_peak() / per_token
+
+
+def workload_key(item: PreparedThroughputRow) -> str:
+    """Rows of one source that train the same model on the same GPUs differ only in layout."""
+    row = item.row
+    model = row.model or str(sorted((row.arch or {}).items()))
+    return f"{row.source} | {model} | {row.gpu} x {row.num_gpus} | seq {row.seq_len} | {row.precision} | {row.method}"
+
+
+def ranking_regrets(
+    rows: list[PreparedThroughputRow], predictions: dict[str, float]
+) -> dict[str, float]:
+    """For each workload measured with two or more distinct layouts: the shortfall of the layout
+    predicted fastest against the fastest measured, ``1 - measured(chosen) / max(measured)``."""
+    groups: dict[str, list[PreparedThroughputRow]] = {}
+    for item in rows:
+        groups.setdefault(workload_key(item), []).append(item)
+    regrets: dict[str, float] = {}
+    for key, members in groups.items():
+        layouts = {str(item.scenario.strategy.to_dict()) for item in members}
+        if len(layouts) < 2:
+            continue
+        chosen = max(members, key=lambda item: predictions[item.row.id])
+        best = max(item.measured for item in members)
+        regrets[key] = 1.0 - chosen.measured / best
+    return regrets

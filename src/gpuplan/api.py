@@ -9,7 +9,10 @@ from typing import Any
 from gpuplan.errors import InputError
 from gpuplan.estimate.frameworks import FRAMEWORK_CODES, resolve_framework_codes
 from gpuplan.estimate.memory import estimate_memory
+from gpuplan.estimate.reliability import dataset_read_check, estimate_reliability
+from gpuplan.estimate.time import estimate_step_time
 from gpuplan.scenario import Scenario, parse_scenario
+from gpuplan.units import SECONDS_PER_DAY
 
 
 def _scalar(value: Any) -> Any:
@@ -17,7 +20,8 @@ def _scalar(value: Any) -> Any:
 
 
 def estimate(scenario: Mapping[str, Any] | str | Path | Scenario) -> dict[str, Any]:
-    """Memory of one training layout on one cluster, in base units.
+    """Memory, throughput, goodput and duration of one training layout on one cluster, in base
+    units (DESIGN.md's JSON contract, extended with the step-time breakdown and reliability).
 
     ``scenario`` is a mapping, a YAML/JSON path, or a parsed :class:`Scenario`; its
     ``hardware.gpu`` is required (``plan`` searches hardware instead).
@@ -37,6 +41,35 @@ def estimate(scenario: Mapping[str, Any] | str | Path | Scenario) -> dict[str, A
         int(resolve_framework_codes(job.framework, layout.tp, layout.pp, layout.zero))
     ]
     warnings = layout_warnings(parsed, strategy)
+    step = estimate_step_time(job, cluster, layout, flash_attention=strategy.flash_attention)
+    options = parsed.reliability
+    reliability = estimate_reliability(
+        job,
+        cluster.count,
+        failures_per_gpu_hour=options.failures_per_gpu_hour,
+        asynchronous=options.asynchronous_checkpoints,
+        storage_write_bandwidth=options.storage_write_bandwidth,
+        storage_read_bandwidth=options.storage_read_bandwidth,
+        restart_seconds=options.restart_seconds,
+    )
+    goodput = float(reliability.goodput)
+    effective_tokens_per_second = float(step.tokens_per_second) * goodput
+    seconds = job.tokens / effective_tokens_per_second if job.tokens else None
+    if not job.tokens:
+        warnings.append("no tokens given: add tokens (e.g. 20B) to get the training duration")
+    data_check = dataset_read_check(float(step.tokens_per_second), options.storage_read_bandwidth)
+    if data_check.warning:
+        warnings.append(data_check.warning)
+    bubble_share = float(step.breakdown["bubble"] / step.step_seconds)
+    if bubble_share > 0.2:
+        warnings.append(
+            f"the pipeline bubble is {bubble_share:.0%} of the step: raise the micro-batch count "
+            "(global_batch / (dp * micro_batch)) or interleave stages (vpp)"
+        )
+    if step.matmul_dtype != ("fp8" if job.precision == "fp8" else step.matmul_dtype):
+        warnings.append(
+            f"{cluster.gpu.id} has no fp8 tensor cores: matmuls run in {step.matmul_dtype}"
+        )
     return {
         "memory": {
             "allocated_bytes": _scalar(memory.allocated_bytes),
@@ -46,6 +79,30 @@ def estimate(scenario: Mapping[str, Any] | str | Path | Scenario) -> dict[str, A
             "fits": bool(memory.fits),
             "capacity_bytes": memory.capacity_bytes,
             "safety_margin": memory.safety_margin,
+        },
+        "throughput": {
+            "step_seconds": _scalar(step.step_seconds),
+            "tokens_per_second": _scalar(step.tokens_per_second),
+            "tokens_per_second_per_gpu": _scalar(step.tokens_per_second_per_gpu),
+            "model_flops_per_second_per_gpu": _scalar(step.model_flops_per_second_per_gpu),
+            "mfu": _scalar(step.mfu),
+            "hfu": _scalar(step.hfu),
+            "matmul_dtype": step.matmul_dtype,
+            "breakdown": {name: _scalar(value) for name, value in step.breakdown.items()},
+        },
+        "reliability": {
+            "goodput": goodput,
+            "checkpoint_bytes": _scalar(reliability.checkpoint_bytes),
+            "checkpoint_stall_seconds": _scalar(reliability.checkpoint_stall_seconds),
+            "checkpoint_interval_seconds": _scalar(reliability.interval_seconds),
+            "mean_time_between_failures_seconds": _scalar(reliability.mtbf_seconds),
+            "restart_seconds": _scalar(reliability.restart_seconds),
+            "dataset_read_bytes_per_second": _scalar(data_check.required_bytes_per_second),
+        },
+        "duration": {
+            "seconds": seconds,
+            "days": seconds / SECONDS_PER_DAY if seconds is not None else None,
+            "tokens": job.tokens,
         },
         "strategy": {**strategy.to_dict(), "framework": framework},
         "model": {

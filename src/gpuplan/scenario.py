@@ -8,14 +8,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gpuplan.errors import InputError
+from gpuplan.estimate.reliability import (
+    DEFAULT_RESTART_SECONDS,
+    DEFAULT_STORAGE_READ_BANDWIDTH,
+    DEFAULT_STORAGE_WRITE_BANDWIDTH,
+    LLAMA3_FAILURES_PER_GPU_HOUR,
+)
 from gpuplan.hardware.cluster import Cluster
 from gpuplan.strategy import Strategy
-from gpuplan.units import parse_tokens
+from gpuplan.units import parse_bandwidth, parse_duration, parse_tokens
 from gpuplan.workload.job import LoraConfig, TrainingJob
 from gpuplan.workload.model import ModelSpec
 
@@ -37,6 +43,14 @@ TOP_LEVEL_KEYS = (
     "trainable_layers",
     "fused_loss",
     "compile",
+    "reliability",
+)
+RELIABILITY_KEYS = (
+    "failures_per_gpu_hour",
+    "restart",
+    "storage_write_bandwidth",
+    "storage_read_bandwidth",
+    "asynchronous_checkpoints",
 )
 HARDWARE_KEYS = ("gpu", "count", "gpus_per_node", "inter_node")
 STRATEGY_KEYS = (
@@ -61,6 +75,17 @@ class ScenarioError(InputError):
 
 
 @dataclass(frozen=True)
+class ReliabilityOptions:
+    """Failure and storage assumptions; defaults in ``estimate/reliability.py`` with their sources."""
+
+    failures_per_gpu_hour: float = LLAMA3_FAILURES_PER_GPU_HOUR
+    restart_seconds: float = DEFAULT_RESTART_SECONDS
+    storage_write_bandwidth: float = DEFAULT_STORAGE_WRITE_BANDWIDTH
+    storage_read_bandwidth: float = DEFAULT_STORAGE_READ_BANDWIDTH
+    asynchronous_checkpoints: bool = False
+
+
+@dataclass(frozen=True)
 class Scenario:
     """A parsed scenario. ``strategy_given`` lists the strategy keys the user fixed."""
 
@@ -69,6 +94,7 @@ class Scenario:
     strategy: Strategy
     strategy_given: tuple[str, ...]
     name: str = ""
+    reliability: ReliabilityOptions = field(default_factory=ReliabilityOptions)
 
 
 def read_scenario_file(path: str | Path) -> dict[str, Any]:
@@ -248,6 +274,7 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
         fused_loss=_boolean(data, "fused_loss", "", False),
         compile=_boolean(data, "compile", "", False),
     )
+    reliability = _parse_reliability(data.get("reliability") or {})
     given = tuple(key for key in STRATEGY_KEYS if key in strategy_data) + (
         ("micro_batch",) if "micro_batch" in data and "micro_batch" not in strategy_data else ()
     )
@@ -257,4 +284,28 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
         strategy=strategy,
         strategy_given=given,
         name=str(data.get("name", "")),
+        reliability=reliability,
+    )
+
+
+def _parse_reliability(value: Any) -> ReliabilityOptions:
+    if not isinstance(value, Mapping):
+        raise ScenarioError("reliability: expected a mapping of " + ", ".join(RELIABILITY_KEYS))
+    _check_keys(value, RELIABILITY_KEYS, "reliability.")
+    defaults = ReliabilityOptions()
+    rate = value.get("failures_per_gpu_hour", defaults.failures_per_gpu_hour)
+    if isinstance(rate, bool) or not isinstance(rate, int | float) or rate < 0:
+        raise ScenarioError(
+            f"reliability.failures_per_gpu_hour: expected a number >= 0, got {rate!r}"
+        )
+    return ReliabilityOptions(
+        failures_per_gpu_hour=float(rate),
+        restart_seconds=parse_duration(value.get("restart", defaults.restart_seconds)),
+        storage_write_bandwidth=parse_bandwidth(
+            value.get("storage_write_bandwidth", defaults.storage_write_bandwidth)
+        ),
+        storage_read_bandwidth=parse_bandwidth(
+            value.get("storage_read_bandwidth", defaults.storage_read_bandwidth)
+        ),
+        asynchronous_checkpoints=_boolean(value, "asynchronous_checkpoints", "reliability.", False),
     )

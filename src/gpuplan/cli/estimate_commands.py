@@ -106,6 +106,7 @@ def show_result(result: dict[str, Any], json_output: bool) -> None:
         print_json(result)
         return
     show_memory(result)
+    show_speed(result)
     from gpuplan.cli.output import console
 
     for warning in result["warnings"]:
@@ -155,4 +156,60 @@ def show_memory(result: dict[str, Any]) -> None:
         console.print(
             f"[red]does not fit[/red]: peak {memory['peak_bytes'] / 2**30:.1f} GiB exceeds {usable / 2**30:.1f} GiB usable "
             f"({memory['safety_margin']:.0%} safety margin) by {(memory['peak_bytes'] - usable) / 2**30:.1f} GiB"
+        )
+
+
+BREAKDOWN_LABELS = {
+    "matmul": "compute: matmuls",
+    "attention": "compute: attention core",
+    "memory_bound": "compute: memory-bound ops",
+    "overhead": "compute: per-layer overhead",
+    "tensor_parallel": "exposed comm: tensor parallel",
+    "context_parallel": "exposed comm: context parallel",
+    "expert_parallel": "exposed comm: expert all-to-all",
+    "pipeline_send": "exposed comm: pipeline sends",
+    "zero3_gather": "exposed comm: ZeRO-3/FSDP gathers",
+    "bubble": "pipeline bubble",
+    "data_parallel": "exposed comm: gradient sync",
+    "optimizer": "optimizer step",
+}
+
+
+def show_speed(result: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    from gpuplan.cli.output import console
+    from gpuplan.units import format_bytes, format_duration, format_tokens
+
+    throughput = result["throughput"]
+    step = throughput["step_seconds"]
+    table = Table(title=f"Step time: {step:.3f} s per optimizer step")
+    table.add_column("part")
+    table.add_column("seconds", justify="right")
+    table.add_column("share", justify="right")
+    for name, seconds in throughput["breakdown"].items():
+        if seconds > 0.0005 * step:
+            table.add_row(
+                BREAKDOWN_LABELS.get(name, name), f"{seconds:.3f}", f"{seconds / step:.1%}"
+            )
+    console.print(table)
+    dtype_note = " (fp8 speeds up the matmuls only)" if throughput["matmul_dtype"] == "fp8" else ""
+    console.print(
+        f"throughput [bold]{format_tokens(throughput['tokens_per_second'])} tokens/s[/bold] "
+        f"({throughput['tokens_per_second_per_gpu']:,.0f} per GPU), "
+        f"{throughput['model_flops_per_second_per_gpu'] / 1e12:.0f} model TFLOP/s per GPU, "
+        f"MFU {throughput['mfu']:.1%}, HFU {throughput['hfu']:.1%} of the dense bf16 peak; "
+        f"matmuls in {throughput['matmul_dtype']}{dtype_note}"
+    )
+    reliability = result["reliability"]
+    console.print(
+        f"goodput {reliability['goodput']:.1%}: checkpoint of {format_bytes(reliability['checkpoint_bytes'])} "
+        f"every {format_duration(reliability['checkpoint_interval_seconds'])} "
+        f"(stall {format_duration(reliability['checkpoint_stall_seconds'])}), one failure every "
+        f"{format_duration(reliability['mean_time_between_failures_seconds'])} expected"
+    )
+    duration = result["duration"]
+    if duration["seconds"] is not None:
+        console.print(
+            f"[bold]{duration['days']:.1f} days[/bold] to train {format_tokens(duration['tokens'])} tokens"
         )

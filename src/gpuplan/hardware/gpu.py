@@ -26,6 +26,10 @@ class MissingPeakError(InputError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class MissingSpecError(InputError):
+    """A figure the catalog does not hold for this GPU, and the model needs."""
+
+
 @dataclass(frozen=True)
 class GPUSpec:
     """One GPU model from the catalog, with provenance for its numbers."""
@@ -75,6 +79,18 @@ class GPUSpec:
         raise MissingPeakError(
             f"{self.id} has no dense {dtype} peak in the catalog; known: {known}"
         )
+
+    def hbm_bandwidth(self) -> float:
+        """Memory bandwidth in bytes per second; MissingSpecError where the catalog has none."""
+        if self.memory_bandwidth is None:
+            raise MissingSpecError(
+                f"{self.id} has no sourced memory bandwidth in the catalog; the speed model needs one"
+            )
+        return float(self.memory_bandwidth)
+
+    def half_precision_peak(self) -> float:
+        """Dense bf16 peak, or fp16 on GPUs without bf16 (V100): the reference for MFU."""
+        return self.peak("bf16") if "bf16" in self.peak_flops else self.peak("fp16")
 
     @property
     def has_fp8(self) -> bool:

@@ -1,0 +1,89 @@
+"""Print every throughput validation row next to gpuplan's prediction, per-source errors and bias,
+the same table for a one-constant-MFU baseline fitted on the same `fit` rows, and the ranking of
+layouts within each workload.
+
+    python benchmarks/speed_accuracy.py [--use test|fit|sanity] [--rows]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections import defaultdict
+
+from gpuplan.accuracy import (
+    constant_mfu_prediction,
+    predict_tokens_per_second_per_gpu,
+    prepare_throughput_rows,
+    ranking_regrets,
+    summarize,
+)
+
+
+def fitted_constant_mfu() -> float:
+    """The baseline's one constant: the geometric mean of measured/predicted over the fit rows."""
+    rows, _ = prepare_throughput_rows("fit")
+    logs = [math.log(item.measured / constant_mfu_prediction(item, 1.0)) for item in rows]
+    return math.exp(sum(logs) / len(logs))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--use", default="test", choices=["test", "fit", "sanity"])
+    parser.add_argument("--rows", action="store_true", help="print every row")
+    arguments = parser.parse_args()
+    rows, skipped = prepare_throughput_rows(arguments.use)
+    baseline_mfu = fitted_constant_mfu()
+    model_errors: dict[str, list[float]] = defaultdict(list)
+    baseline_errors: dict[str, list[float]] = defaultdict(list)
+    if arguments.rows:
+        print(
+            f"{'row':62} {'measured':>9} {'gpuplan':>9} {'error':>7} {'baseline':>9} {'error':>7}"
+        )
+    predictions = {}
+    for item in rows:
+        predicted = predict_tokens_per_second_per_gpu(item)
+        baseline = constant_mfu_prediction(item, baseline_mfu)
+        predictions[item.row.id] = predicted
+        error = (predicted - item.measured) / item.measured
+        baseline_error = (baseline - item.measured) / item.measured
+        model_errors[item.row.source].append(error)
+        baseline_errors[item.row.source].append(baseline_error)
+        if arguments.rows:
+            print(
+                f"{item.row.id:62} {item.measured:9.0f} {predicted:9.0f} {error:+7.1%} {baseline:9.0f} {baseline_error:+7.1%}"
+            )
+    for item in skipped:
+        if arguments.rows:
+            print(f"{item.row.id:62} not modelled: {item.error}")
+    print(
+        f"\n{arguments.use} rows, tokens/s per GPU; baseline = one MFU ({baseline_mfu:.1%}) fitted on the fit rows"
+    )
+    print(
+        f"{'source':32} {'rows':>5} {'MAPE':>7} {'median':>7} {'bias':>7} | {'baseline MAPE':>13} {'bias':>7}"
+    )
+    everything, everything_baseline = [], []
+    for source in sorted(model_errors):
+        summary, base = summarize(model_errors[source]), summarize(baseline_errors[source])
+        everything += model_errors[source]
+        everything_baseline += baseline_errors[source]
+        print(
+            f"{source:32} {summary.count:5} {summary.mean_absolute:7.1%} {summary.median_absolute:7.1%} {summary.bias:+7.1%} | {base.mean_absolute:13.1%} {base.bias:+7.1%}"
+        )
+    total, base = summarize(everything), summarize(everything_baseline)
+    print(
+        f"{'all':32} {total.count:5} {total.mean_absolute:7.1%} {total.median_absolute:7.1%} {total.bias:+7.1%} | {base.mean_absolute:13.1%} {base.bias:+7.1%}"
+    )
+    print(f"not modelled: {len(skipped)} rows")
+    regrets = ranking_regrets(rows, predictions)
+    if regrets:
+        within = sum(1 for regret in regrets.values() if regret <= 0.03)
+        print(
+            f"\nranking: in {within} of {len(regrets)} workloads the layout predicted fastest is within 3% of the fastest measured"
+        )
+        for workload, regret in sorted(regrets.items(), key=lambda pair: -pair[1])[:10]:
+            print(f"  regret {regret:6.1%}  {workload}")
+
+
+if __name__ == "__main__":
+    main()

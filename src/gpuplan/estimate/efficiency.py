@@ -1,0 +1,104 @@
+"""Achievable efficiencies: every constant of the speed model in one place, with its provenance.
+
+Two kinds of numbers live here:
+
+- **Measured ceilings** (:data:`MAXIMUM_ACHIEVABLE_MATMUL`): the best matmul throughput a GPU
+  reaches as a share of its dense peak, from ml-engineering's Maximum Achievable Matmul FLOPS
+  (MAMF) tables (shared/references/verification-and-style.md 1.1.1 and 1.8). A GPU without a
+  published MAMF figure takes :data:`DEFAULT_MAXIMUM_MATMUL`.
+- **Fitted constants** (:class:`Efficiency`): how close real training gets to those ceilings,
+  fitted on the ``fit`` rows of the throughput validation table by ``benchmarks/fit_speed.py``,
+  which writes ``catalog/data/efficiency.toml`` with the fit's date, row count and error. The
+  ``test`` rows are never used to fit.
+
+A calibration profile from ``gpuplan bench`` replaces the ceilings with the rented machine's
+own measurements.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, fields, replace
+from functools import cache
+from importlib import resources
+from typing import Any
+
+MAXIMUM_ACHIEVABLE_MATMUL: dict[str, dict[str, float]] = {
+    "a100-sxm-80gb": {"bf16": 0.869},
+    "a100-sxm-40gb": {"bf16": 0.869},
+    "a100-pcie-80gb": {"bf16": 0.869},
+    "a800-sxm-80gb": {"bf16": 0.869},
+    "h100-sxm-80gb": {"bf16": 0.803, "fp8": 0.709},
+    "h800-sxm-80gb": {"bf16": 0.803, "fp8": 0.709},
+    "h200-sxm-141gb": {"bf16": 0.803, "fp8": 0.734},
+    "b200-sxm-180gb": {"bf16": 0.776},
+    "mi300x-192gb": {"bf16": 0.514},
+}
+"""MAMF as a share of the dense peak (ml-engineering ``compute/accelerator/README.md``, HEAD
+2026-08-22): A100 bf16 271.2 of 312 (86.9 %), H100 bf16 794.5 of 989 (80.3 %) and fp8 1402.6 of
+1979 (70.9 %), H200 fp8 1453.4 of 1979 (73.4 %), B200 bf16 1745 of 2250 (77.6 %), MI300X bf16
+672 of 1307 (51.4 %). The A800 and H800 share their dies with the A100 and H100; the H200's
+bf16 compute is the H100's."""
+
+DEFAULT_MAXIMUM_MATMUL = 0.80
+"""Ceiling for GPUs without a published MAMF figure: the middle of the NVIDIA figures above."""
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """Fitted constants of the time model (``time.py`` says where each enters).
+
+    - ``matmul_ceiling_share``: share of the MAMF ceiling that training GEMMs reach at large shapes.
+    - ``matmul_half_dimension``: a GEMM dimension at which efficiency halves: each of M, N, K
+      scales efficiency by ``x / (x + half)`` (small matmuls after TP splitting run slowly).
+    - ``attention_efficiency``: flash-attention FLOP/s as a share of the dense bf16 peak.
+    - ``memory_traffic_factor``: bytes moved by memory-bound ops per byte of saved activations.
+    - ``memory_bandwidth_efficiency``: achievable share of HBM bandwidth.
+    - ``layer_overhead_seconds``: fixed cost per layer and micro-batch (kernel launches, syncs).
+    - ``tensor_parallel_exposed``: share of tensor-parallel communication not hidden by compute.
+    - ``data_parallel_overlap``: share of backward time that hides gradient and ZeRO collectives.
+    """
+
+    matmul_ceiling_share: float = 0.75
+    matmul_half_dimension: float = 64.0
+    attention_efficiency: float = 0.45
+    memory_traffic_factor: float = 2.0
+    memory_bandwidth_efficiency: float = 0.8
+    layer_overhead_seconds: float = 1.5e-4
+    tensor_parallel_exposed: float = 0.7
+    data_parallel_overlap: float = 0.8
+
+    def with_values(self, **values: float) -> Efficiency:
+        return replace(self, **values)
+
+    def as_dict(self) -> dict[str, float]:
+        return {f.name: float(getattr(self, f.name)) for f in fields(self)}
+
+
+FITTED_FIELDS = tuple(f.name for f in fields(Efficiency))
+
+
+def matmul_ceiling(gpu_id: str, dtype: str) -> float:
+    """MAMF share of the dense peak for ``gpu_id`` and ``dtype`` (bf16 for fp16 and tf32)."""
+    table = MAXIMUM_ACHIEVABLE_MATMUL.get(gpu_id, {})
+    key = dtype if dtype in ("bf16", "fp8") else "bf16"
+    if key in table:
+        return table[key]
+    if key == "fp8" and "bf16" in table:
+        return table["bf16"] * 0.709 / 0.803
+    return DEFAULT_MAXIMUM_MATMUL
+
+
+@cache
+def fitted_record() -> dict[str, Any]:
+    """The fitted constants and their provenance, as ``benchmarks/fit_speed.py`` wrote them."""
+    path = resources.files("gpuplan.catalog").joinpath("data", "efficiency.toml")
+    if not path.is_file():
+        return {}
+    return tomllib.loads(path.read_text("utf-8"))
+
+
+def default_efficiency() -> Efficiency:
+    """The fitted constants, or the unfitted defaults when no fit has been recorded."""
+    record = fitted_record().get("efficiency", {})
+    return Efficiency(**{name: float(record[name]) for name in FITTED_FIELDS if name in record})

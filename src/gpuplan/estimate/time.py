@@ -1,0 +1,392 @@
+"""Step time of a training layout: a roofline per operation, communication on the real topology,
+the pipeline bubble and the optimizer step.
+
+For one rank of the slowest pipeline stage (``ceil(L / pp)`` layers and the output head), one
+micro-batch of ``b * s / cp`` tokens costs:
+
+- **matmuls** at ``peak(dtype) * efficiency``: the dtype's dense peak (fp8 speeds up the matmuls
+  only), the GPU's measured MAMF ceiling (``efficiency.py``), a fitted share of it, and a factor
+  ``x / (x + half)`` for each GEMM dimension x, so that the thin matmuls left after tensor
+  parallelism run below peak. Hardware FLOPs include recompute (``flops.py``).
+- **attention core** (flash attention) at a fitted share of the bf16 peak.
+- **memory-bound ops** (norms, activations, RoPE, residual adds, the loss): bytes moved, a fitted
+  multiple of the activation bytes the layer saves (``memory.py``), at a share of HBM bandwidth.
+- **a fixed overhead** per layer (kernel launches and synchronisation).
+
+Communication (``comm.py``): tensor parallel all-reduces (or all-gather + reduce-scatter under
+sequence parallelism, the same volume) four per layer and micro-batch, six with full
+recompute, a fitted share exposed; context-parallel K/V exchange hidden behind attention;
+expert all-to-alls four per MoE layer, exposed; pipeline sends at each stage boundary, exposed;
+ZeRO-3/FSDP all-gathers (forward and backward) and reduce-scatter per micro-batch, hidden behind
+a fitted share of compute; and once per step the data-parallel gradient all-reduce (ZeRO-0) or
+reduce-scatter plus parameter all-gather (ZeRO-1/2, Megatron's distributed optimizer), hidden
+behind the last micro-batch's backward pass.
+
+The step is ``(m + (pp - 1)/vpp) * t_microbatch`` (1F1B and interleaved schedules; Narayanan et
+al. 2021, section 2.2) plus the exposed gradient synchronisation and the optimizer step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from gpuplan.estimate.comm import collective_seconds, parallel_groups
+from gpuplan.estimate.efficiency import Efficiency, default_efficiency, matmul_ceiling
+from gpuplan.estimate.flops import RECOMPUTE_FULL, RECOMPUTE_SELECTIVE, training_flops_per_token
+from gpuplan.estimate.frameworks import FRAMEWORK_CODES, profile_values, resolve_framework_codes
+from gpuplan.estimate.memory import (
+    BF16,
+    activation_bytes_per_token_per_layer,
+    lora_params_per_layer,
+)
+from gpuplan.hardware.cluster import Cluster
+from gpuplan.strategy import Layout
+from gpuplan.workload.job import TrainingJob
+from gpuplan.workload.model import ModelSpec
+
+FloatArray = npt.NDArray[np.float64]
+
+HOST_OPTIMIZER_PARAMS_PER_SECOND = 1.0e9
+"""Parameters per second a CPU Adam step updates for one GPU's shard when the optimizer is
+offloaded: DeepSpeed reports its CPU-Adam at 1-2 billion parameters per second per node
+(Ren et al. 2021, ZeRO-Offload, section 5.2); the lower end, per GPU."""
+
+PCIE_BANDWIDTH_BY_GENERATION = {3: 16e9, 4: 32e9, 5: 64e9, 6: 128e9}
+"""Nominal x16 one-direction bandwidth per PCIe generation, bytes per second (PCI-SIG)."""
+
+BREAKDOWN = (
+    "matmul",
+    "attention",
+    "memory_bound",
+    "overhead",
+    "tensor_parallel",
+    "context_parallel",
+    "expert_parallel",
+    "pipeline_send",
+    "zero3_gather",
+    "bubble",
+    "data_parallel",
+    "optimizer",
+)
+"""Keys of :attr:`StepTime.breakdown`, seconds per step; they add up to ``step_seconds``."""
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """Step time and throughput over the layouts (0-d arrays for one layout)."""
+
+    step_seconds: FloatArray
+    tokens_per_second: FloatArray
+    tokens_per_second_per_gpu: FloatArray
+    model_flops_per_second_per_gpu: FloatArray
+    mfu: FloatArray
+    hfu: FloatArray
+    breakdown: dict[str, FloatArray]
+    matmul_dtype: str
+
+
+def matmul_dtype(job: TrainingJob, cluster: Cluster) -> str:
+    """The dtype the matmuls run in: fp8 only for fp8 training on a GPU with fp8 tensor cores;
+    fp32 training runs its matmuls in tf32 where the GPU has it."""
+    if job.precision == "fp8" and cluster.gpu.has_fp8:
+        return "fp8"
+    if job.precision == "fp32":
+        return "tf32" if "tf32" in cluster.gpu.peak_flops else "fp32"
+    return "bf16"
+
+
+def _dimension_factor(size: FloatArray | float, half: float) -> FloatArray:
+    value = np.asarray(size, dtype=float)
+    return value / (value + half)
+
+
+def layer_matmul_efficiency(
+    model: ModelSpec, layout: Layout, tokens: FloatArray, efficiency: Efficiency
+) -> FloatArray:
+    """FLOP-weighted efficiency of one layer's GEMMs (before the MAMF ceiling): each GEMM
+    ``M x K -> N`` runs at ``share * f(M) f(N) f(K)``, ``f(x) = x / (x + half)``; weighted
+    harmonically by its FLOPs, since the times add."""
+    tp = layout.tp.astype(float)
+    h = float(model.hidden_size)
+    width = float(model.moe_intermediate_size if model.is_moe else model.intermediate_size)
+    gate = 2.0 if model.gated_mlp else 1.0
+    expert_tokens = tokens * (
+        model.num_experts_per_token / model.num_experts if model.is_moe else 1.0
+    )
+    expert_tokens = expert_tokens * (layout.ep if model.is_moe else 1)
+    gemms: list[tuple[FloatArray, FloatArray, FloatArray]] = [
+        (tokens, np.asarray(h), np.asarray((model.q_width + 2 * model.kv_width) / tp)),
+        (tokens, np.asarray(model.q_width / tp), np.asarray(h)),
+        (np.asarray(expert_tokens), np.asarray(h), np.asarray(gate * width / tp)),
+        (np.asarray(expert_tokens), np.asarray(width / tp), np.asarray(h)),
+    ]
+    half = efficiency.matmul_half_dimension
+    weights = np.zeros_like(tokens, dtype=float)
+    times = np.zeros_like(tokens, dtype=float)
+    for m_size, k_size, n_size in gemms:
+        flops = np.asarray(k_size * n_size, dtype=float)
+        factor = (
+            _dimension_factor(m_size, half)
+            * _dimension_factor(k_size, half)
+            * _dimension_factor(n_size, half)
+        )
+        weights = weights + flops
+        times = times + flops / factor
+    return np.asarray(efficiency.matmul_ceiling_share * weights / times, dtype=float)
+
+
+def estimate_step_time(
+    job: TrainingJob,
+    cluster: Cluster,
+    layout: Layout,
+    efficiency: Efficiency | None = None,
+    flash_attention: bool = True,
+) -> StepTime:
+    """Seconds per optimizer step and the throughput they give (module docstring)."""
+    constants = efficiency or default_efficiency()
+    model, gpu = job.model, cluster.gpu
+    codes = resolve_framework_codes(job.framework, layout.tp, layout.pp, layout.zero)
+    tp, pp, cp = layout.tp.astype(float), layout.pp.astype(float), layout.cp.astype(float)
+    vpp = layout.vpp.astype(float)
+    tokens = (job.seq_len * layout.micro_batch / cp).astype(float)
+    layers_on_stage = np.ceil(model.num_layers / pp)
+    layer_share = layers_on_stage / model.num_layers
+
+    flops = training_flops_per_token(job, recompute=layout.recompute)
+    hardware_parts = {name: flops.parts[name] + flops.recompute_parts[name] for name in flops.parts}
+    per_op_policy = (layout.recompute == RECOMPUTE_SELECTIVE) & (
+        profile_values(codes, "selective_every_other_matmul") > 0
+    )
+    hardware_parts["attention_core"] = np.where(
+        per_op_policy, flops.parts["attention_core"], hardware_parts["attention_core"]
+    )
+    hardware_parts["attention_projections"] = hardware_parts["attention_projections"] + np.where(
+        per_op_policy, per_op_recompute_flops_per_token(model), 0.0
+    )
+    linear_per_token = (
+        hardware_parts["attention_projections"]
+        + hardware_parts["dense_mlp"]
+        + hardware_parts["experts"]
+        + hardware_parts["adapters"]
+    )
+    dtype = matmul_dtype(job, cluster)
+    peak = gpu.peak(dtype)
+    ceiling = matmul_ceiling(gpu.id, dtype)
+    layer_efficiency = ceiling * layer_matmul_efficiency(model, layout, tokens, constants)
+    head_efficiency = (
+        ceiling
+        * constants.matmul_ceiling_share
+        * _dimension_factor(tokens, constants.matmul_half_dimension)
+    )
+    layer_matmul = tokens * linear_per_token * layer_share / tp / (peak * layer_efficiency)
+    head_matmul = tokens * hardware_parts["head"] / tp / (peak * head_efficiency)
+    matmul = layer_matmul + head_matmul
+
+    attention_peak = gpu.half_precision_peak()
+    attention = (
+        tokens
+        * hardware_parts["attention_core"]
+        * layer_share
+        / tp
+        / (attention_peak * constants.attention_efficiency)
+    )
+
+    saved = activation_bytes_per_token_per_layer(
+        model,
+        _without_recompute(layout),
+        codes,
+        job.seq_len,
+        flash_attention,
+        compiled=job.compile,
+    )
+    recompute_traffic = np.where(layout.recompute == RECOMPUTE_FULL, 1.5, 1.0)
+    memory_bound = (
+        constants.memory_traffic_factor
+        * saved
+        * tokens
+        * layers_on_stage
+        * recompute_traffic
+        / (gpu.hbm_bandwidth() * constants.memory_bandwidth_efficiency)
+    )
+    overhead = layers_on_stage * constants.layer_overhead_seconds
+    compute = matmul + attention + memory_bound + overhead
+
+    groups = parallel_groups(layout)
+    activation_bytes = tokens * model.hidden_size * BF16
+    tp_collectives = np.where(layout.recompute == RECOMPUTE_FULL, 6.0, 4.0)
+    tensor_parallel = (
+        constants.tensor_parallel_exposed
+        * layers_on_stage
+        * tp_collectives
+        * collective_seconds(
+            "all_reduce", activation_bytes, groups["tp"].size, groups["tp"].stride, cluster
+        )
+    )
+    kv_bytes = tokens * 2 * model.kv_width * BF16 / tp
+    ring = (
+        3.0
+        * (cp - 1.0)
+        * collective_seconds("p2p", kv_bytes, groups["cp"].size, groups["cp"].stride, cluster)
+    )
+    attention_per_layer = attention / np.maximum(layers_on_stage, 1.0)
+    context_parallel = layers_on_stage * np.maximum(ring - attention_per_layer, 0.0)
+    moe_layers = layers_on_stage * (model.num_moe_layers / model.num_layers)
+    dispatch_bytes = tokens * model.num_experts_per_token * model.hidden_size * BF16 / tp
+    expert_parallel = (
+        4.0
+        * moe_layers
+        * collective_seconds(
+            "all_to_all", dispatch_bytes, groups["ep"].size, groups["ep"].stride, cluster
+        )
+        if model.is_moe
+        else np.zeros_like(compute)
+    )
+    send_bytes = activation_bytes / np.where(layout.sequence_parallel, tp, 1.0)
+    pipeline_send = np.where(
+        layout.pp > 1,
+        2.0
+        * vpp
+        * collective_seconds("p2p", send_bytes, groups["pp"].size, groups["pp"].stride, cluster),
+        0.0,
+    )
+
+    stage_params = _stage_trained_params(job, layout)
+    dp_group = groups["dp_cp"]
+    shard = (layout.dp * layout.cp).astype(float)
+    reduce_bytes_per_param = np.where(codes == FRAMEWORK_CODES.index("megatron"), 4.0, 2.0)
+    gather = 2.0 * collective_seconds(
+        "all_gather", stage_params * BF16, dp_group.size, dp_group.stride, cluster
+    )
+    scatter = collective_seconds(
+        "reduce_scatter",
+        stage_params * reduce_bytes_per_param,
+        dp_group.size,
+        dp_group.stride,
+        cluster,
+    )
+    zero3_comm = np.where(layout.zero == 3, gather + scatter, 0.0)
+    zero3_exposed = np.maximum(zero3_comm - constants.data_parallel_overlap * compute, 0.0)
+
+    per_micro_batch = (
+        compute
+        + tensor_parallel
+        + context_parallel
+        + expert_parallel
+        + pipeline_send
+        + zero3_exposed
+    )
+    micro_batches = layout.micro_batches.astype(float)
+    bubble_micro_batches = np.where(layout.pp > 1, (pp - 1.0) / vpp, 0.0)
+
+    all_reduce = collective_seconds(
+        "all_reduce", stage_params * reduce_bytes_per_param, dp_group.size, dp_group.stride, cluster
+    )
+    sharded_sync = scatter + collective_seconds(
+        "all_gather", stage_params * BF16, dp_group.size, dp_group.stride, cluster
+    )
+    gradient_sync = np.where(
+        layout.zero == 0, all_reduce, np.where(layout.zero == 3, 0.0, sharded_sync)
+    )
+    backward_share = 2.0 / 3.0
+    data_parallel = np.maximum(
+        gradient_sync - constants.data_parallel_overlap * backward_share * compute, 0.0
+    )
+
+    optimizer = _optimizer_seconds(job, cluster, layout, stage_params, shard, constants)
+
+    breakdown = {
+        "matmul": micro_batches * matmul,
+        "attention": micro_batches * attention,
+        "memory_bound": micro_batches * memory_bound,
+        "overhead": micro_batches * overhead,
+        "tensor_parallel": micro_batches * tensor_parallel,
+        "context_parallel": micro_batches * context_parallel,
+        "expert_parallel": micro_batches * expert_parallel,
+        "pipeline_send": micro_batches * pipeline_send,
+        "zero3_gather": micro_batches * zero3_exposed,
+        "bubble": bubble_micro_batches * per_micro_batch,
+        "data_parallel": data_parallel,
+        "optimizer": optimizer,
+    }
+    step = np.asarray(sum(breakdown.values()), dtype=float)
+    tokens_per_step = float(job.global_batch * job.seq_len)
+    tokens_per_second = tokens_per_step / step
+    per_gpu = tokens_per_second / cluster.count
+    model_flops = per_gpu * flops.model
+    reference_peak = gpu.half_precision_peak()
+    return StepTime(
+        step_seconds=step,
+        tokens_per_second=np.asarray(tokens_per_second, dtype=float),
+        tokens_per_second_per_gpu=np.asarray(per_gpu, dtype=float),
+        model_flops_per_second_per_gpu=np.asarray(model_flops, dtype=float),
+        mfu=np.asarray(model_flops / reference_peak, dtype=float),
+        hfu=np.asarray(per_gpu * flops.hardware / reference_peak, dtype=float),
+        breakdown={name: np.asarray(value, dtype=float) for name, value in breakdown.items()},
+        matmul_dtype=dtype,
+    )
+
+
+def per_op_recompute_flops_per_token(model: ModelSpec) -> float:
+    """FLOPs torchtitan's per-op selective recompute runs again: it keeps every other matmul's
+    output (wq, wv, w1, w2) and recomputes the forward of the others (wk, wo, w3) in backward
+    (``torchtitan/models/llama3/infra/parallelize.py``, ``_save_list``)."""
+    width = (
+        model.moe_intermediate_size * model.num_experts_per_token
+        if model.is_moe
+        else model.intermediate_size
+    )
+    recomputed = model.hidden_size * (
+        model.kv_width + model.q_width + (width if model.gated_mlp else 0)
+    )
+    return 2.0 * model.num_layers * recomputed
+
+
+def _without_recompute(layout: Layout) -> Layout:
+    from dataclasses import replace
+
+    return replace(layout, recompute=np.zeros_like(layout.recompute))
+
+
+def _stage_trained_params(job: TrainingJob, layout: Layout) -> FloatArray:
+    """Trained parameters on one rank of a pipeline stage: what its gradients hold."""
+    model = job.model
+    layer_share = np.ceil(model.num_layers / layout.pp) / model.num_layers
+    if job.is_adapter:
+        adapters = model.num_layers * lora_params_per_layer(model, job.lora.rank, job.lora.targets)
+        return np.asarray(adapters * layer_share / layout.tp, dtype=float)
+    breakdown = model.parameter_breakdown()
+    dense = (breakdown["attention"] + breakdown["mlp"] + breakdown["norms"]) / layout.tp
+    experts = breakdown["experts"] / (layout.tp * layout.ep)
+    edge = (breakdown["embeddings"] + breakdown["head"]) / layout.tp / layout.pp
+    trained = (dense + experts) * layer_share + edge
+    if job.method == "freeze":
+        assert job.trainable_layers is not None
+        trained = trained * job.trainable_layers / model.num_layers
+    return np.asarray(trained, dtype=float)
+
+
+def _optimizer_seconds(
+    job: TrainingJob,
+    cluster: Cluster,
+    layout: Layout,
+    stage_params: FloatArray,
+    shard: FloatArray,
+    constants: Efficiency,
+) -> FloatArray:
+    """The optimizer step, memory-bound: AdamW reads and writes the fp32 master, both moments and
+    the gradient and writes the bf16 weights (about 30 bytes per parameter under mixed
+    precision) over the rank's shard. Offloaded, the shard's gradients go to the host and its
+    weights come back over PCIe, and the host updates ``HOST_OPTIMIZER_PARAMS_PER_SECOND``."""
+    local = stage_params / np.where(layout.zero >= 1, shard, 1.0)
+    bytes_per_param = 30.0 if job.mixed_precision else 16.0
+    on_gpu = (
+        local
+        * bytes_per_param
+        / (cluster.gpu.hbm_bandwidth() * constants.memory_bandwidth_efficiency)
+    )
+    pcie = PCIE_BANDWIDTH_BY_GENERATION.get(cluster.gpu.pcie_generation, 32e9)
+    offloaded = local * (4.0 + BF16) / pcie + local / HOST_OPTIMIZER_PARAMS_PER_SECOND
+    return np.asarray(np.where(layout.offload >= 1, offloaded, on_gpu), dtype=float)

@@ -1,0 +1,119 @@
+"""Speed model: step time, throughput, MFU and duration behave as a practitioner expects."""
+
+from __future__ import annotations
+
+import pytest
+
+import gpuplan
+
+
+def _estimate(**overrides):
+    scenario = {
+        "model": "llama-3.1-8b",
+        "seq_len": 4096,
+        "global_batch": 256,
+        "micro_batch": 1,
+        "tokens": "10B",
+        "hardware": {"gpu": "h100-sxm-80gb", "count": 8},
+        "strategy": {"zero": 1},
+    }
+    scenario.update(overrides)
+    return gpuplan.estimate(scenario)
+
+
+def test_contract_keys_and_units():
+    result = _estimate()
+    throughput = result["throughput"]
+    for key in (
+        "step_seconds",
+        "tokens_per_second",
+        "tokens_per_second_per_gpu",
+        "model_flops_per_second_per_gpu",
+        "mfu",
+        "hfu",
+    ):
+        assert throughput[key] > 0
+    assert throughput["tokens_per_second"] == pytest.approx(
+        8 * throughput["tokens_per_second_per_gpu"]
+    )
+    assert throughput["step_seconds"] == pytest.approx(sum(throughput["breakdown"].values()))
+    assert 0.2 < throughput["mfu"] < 0.7
+    duration = result["duration"]
+    expected = 10e9 / (throughput["tokens_per_second"] * result["reliability"]["goodput"])
+    assert duration["seconds"] == pytest.approx(expected)
+    assert duration["days"] == pytest.approx(expected / 86400)
+
+
+def test_more_gpus_train_faster():
+    small = _estimate()["duration"]["days"]
+    large = _estimate(hardware={"gpu": "h100", "count": 64})["duration"]["days"]
+    assert large < small / 4
+
+
+def test_fp8_speeds_up_h100_but_not_a100():
+    assert (
+        _estimate(precision="fp8")["throughput"]["tokens_per_second"]
+        > _estimate()["throughput"]["tokens_per_second"]
+    )
+    a100_fp8 = _estimate(precision="fp8", hardware={"gpu": "a100-sxm-80gb", "count": 8})
+    a100_bf16 = _estimate(hardware={"gpu": "a100-sxm-80gb", "count": 8})
+    assert a100_fp8["throughput"]["tokens_per_second"] == pytest.approx(
+        a100_bf16["throughput"]["tokens_per_second"], rel=0.01
+    )
+    assert any("fp8" in warning for warning in a100_fp8["warnings"])
+
+
+def test_recompute_costs_time_and_hfu_exceeds_mfu():
+    plain = _estimate()["throughput"]
+    full = _estimate(strategy={"zero": 1, "recompute": "full"})["throughput"]
+    assert full["step_seconds"] > plain["step_seconds"]
+    assert full["hfu"] > full["mfu"]
+    assert plain["hfu"] == pytest.approx(plain["mfu"])
+
+
+def test_pipeline_bubble_and_its_warning():
+    few = _estimate(
+        model="llama-3.1-70b",
+        global_batch=16,
+        hardware={"gpu": "h100", "count": 64},
+        strategy={"tp": 8, "pp": 8, "zero": 1},
+    )
+    assert few["throughput"]["breakdown"]["bubble"] > 0
+    assert any("bubble" in warning or "never fills" in warning for warning in few["warnings"])
+
+
+def test_tensor_parallel_across_nodes_is_warned_and_slow():
+    inside = _estimate(
+        model="llama-3.1-70b", hardware={"gpu": "h100", "count": 16}, strategy={"tp": 8, "zero": 1}
+    )
+    across = _estimate(
+        model="llama-3.1-70b", hardware={"gpu": "h100", "count": 16}, strategy={"tp": 16, "zero": 1}
+    )
+    assert any("spans nodes" in warning for warning in across["warnings"])
+    assert (
+        across["throughput"]["breakdown"]["tensor_parallel"]
+        > 1.5 * inside["throughput"]["breakdown"]["tensor_parallel"]
+    )
+
+
+def test_goodput_falls_with_cluster_size():
+    small = _estimate()["reliability"]["goodput"]
+    large = _estimate(hardware={"gpu": "h100", "count": 4096}, global_batch=4096)["reliability"][
+        "goodput"
+    ]
+    assert 0 < large < small <= 1
+
+
+def test_reliability_options_are_read():
+    base = _estimate(hardware={"gpu": "h100", "count": 1024}, global_batch=1024)["reliability"]
+    flaky = _estimate(
+        hardware={"gpu": "h100", "count": 1024},
+        global_batch=1024,
+        reliability={"failures_per_gpu_hour": 1e-3, "restart": "30m"},
+    )["reliability"]
+    assert flaky["goodput"] < base["goodput"]
+
+
+def test_bad_reliability_option_is_one_line_error():
+    with pytest.raises(gpuplan.errors.InputError, match=r"reliability\.failures_per_gpu_hour"):
+        _estimate(reliability={"failures_per_gpu_hour": -1})
