@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from gpuplan.cli import catalog_commands, estimate_commands, pricing_commands
+from gpuplan.cli import bench_commands, catalog_commands, estimate_commands, pricing_commands
 from gpuplan.errors import InputError
 
 app = typer.Typer(
@@ -28,6 +28,7 @@ app = typer.Typer(
 catalog_commands.register(app)
 estimate_commands.register(app)
 pricing_commands.register(app)
+bench_commands.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,347 @@
+"""`gpuplan bench`: measure the rented machine; `history`, `show ID`, `compare ID OFFER`.
+
+PyTorch and NVML are imported only when a measurement runs, never for ``--help``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from gpuplan.cli.catalog_commands import JsonOption
+
+VERDICT_STYLES = {"PASS": "green", "WARN": "yellow", "FAIL": "red", "SKIPPED": "dim"}
+
+
+def register(app: typer.Typer) -> None:
+    bench_app = typer.Typer(
+        help=(
+            "Does the machine deliver what was sold? Matmul FLOP/s, memory and PCIe bandwidth, "
+            "collectives, storage, sustained load, and a probe of the planned job. "
+            "Needs pip install 'gpuplan[bench]'."
+        ),
+        invoke_without_command=True,
+        no_args_is_help=False,
+    )
+    bench_app.callback()(bench)
+    bench_app.command("history", help="Stored benchmark runs, newest first.")(history)
+    bench_app.command("show", help="One stored run with its verdicts.")(show)
+    bench_app.command("compare", help="Hold a stored run against an offer's advertised hardware.")(
+        compare
+    )
+    app.add_typer(bench_app, name="bench")
+
+
+def _parts(only: str | None, skip: str | None, probe: Path | None) -> tuple[str, ...]:
+    from gpuplan.bench.runner import PARTS
+    from gpuplan.errors import InputError
+
+    default = ["matmul", "memory", "collectives", "storage", "burn"]
+    chosen = default if only is None else [part.strip() for part in only.split(",") if part.strip()]
+    skipped = [part.strip() for part in (skip or "").split(",") if part.strip()]
+    for part in [*chosen, *skipped]:
+        if part not in PARTS:
+            raise InputError(f"--only/--skip: unknown part {part!r}; parts: {', '.join(PARTS)}")
+    if probe is not None and "probe" not in chosen:
+        chosen.append("probe")
+    return tuple(part for part in chosen if part not in skipped)
+
+
+def bench(
+    context: typer.Context,
+    device: Annotated[
+        str, typer.Option(help="cuda | cpu (cpu runs the pipeline at toy sizes).")
+    ] = "cuda",
+    quick: Annotated[bool, typer.Option(help="Fewer shapes, sizes and a 1-minute burn.")] = False,
+    only: Annotated[
+        str | None,
+        typer.Option(help="Comma list of parts: matmul,memory,collectives,storage,burn,probe."),
+    ] = None,
+    skip: Annotated[str | None, typer.Option(help="Comma list of parts to leave out.")] = None,
+    shapes: Annotated[
+        Path | None,
+        typer.Option(help="Scenario whose per-layer GEMMs (after TP) are measured too."),
+    ] = None,
+    probe: Annotated[
+        Path | None, typer.Option(help="Scenario to probe: train its model for a few steps.")
+    ] = None,
+    storage_dir: Annotated[
+        Path | None, typer.Option("--storage-dir", help="Directory to test (default: temp dir).")
+    ] = None,
+    storage_size: Annotated[
+        str | None, typer.Option("--storage-size", help="Bytes to write and read, e.g. 16GiB.")
+    ] = None,
+    storage_claim: Annotated[
+        str, typer.Option("--storage-claim", help="Advertised throughput, e.g. 3GB/s.")
+    ] = "3GB/s",
+    burn_minutes: Annotated[
+        float | None,
+        typer.Option("--burn-minutes", help="Sustained burn length (default 5, quick 1)."),
+    ] = None,
+    gpu: Annotated[
+        str | None, typer.Option(help="Catalog GPU id when the driver's name is not recognised.")
+    ] = None,
+    threshold: Annotated[
+        list[str] | None,
+        typer.Option(help="Override a threshold: CATEGORY=PASS:WARN, e.g. fluctuation=0.03:0.06."),
+    ] = None,
+    collectives: Annotated[
+        bool,
+        typer.Option("--collectives", help="Print torchrun and Slurm lines for a multi-node run."),
+    ] = False,
+    nodes: Annotated[int, typer.Option(help="Nodes, for --collectives.")] = 2,
+    gpus_per_node: Annotated[int, typer.Option("--gpus-per-node", help="For --collectives.")] = 8,
+    store: Annotated[bool, typer.Option(help="Store the run in the local database.")] = True,
+    exit_zero: Annotated[
+        bool, typer.Option("--exit-zero", help="Exit 0 even when a figure FAILs.")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    if context.invoked_subcommand is not None:
+        return
+    import shlex
+    import sys
+
+    from gpuplan.errors import InputError
+
+    if collectives:
+        _print_launch_commands(nodes, gpus_per_node, json_output)
+        return
+    if device not in ("cuda", "cpu"):
+        raise InputError(f"--device: expected cuda or cpu, got {device!r}")
+    from gpuplan.bench.environment import require_torch
+
+    require_torch()
+    from gpuplan.bench.report import DEFAULT_THRESHOLDS, parse_threshold_override
+    from gpuplan.bench.runner import BenchOptions, run_bench
+    from gpuplan.units import parse_bandwidth, parse_bytes
+
+    thresholds = dict(DEFAULT_THRESHOLDS)
+    for text in threshold or []:
+        name, value = parse_threshold_override(text, DEFAULT_THRESHOLDS)
+        thresholds[name] = value
+    if burn_minutes is not None and burn_minutes <= 0:
+        raise InputError(f"--burn-minutes: must be positive, got {burn_minutes}")
+    if storage_dir is not None and not storage_dir.is_dir():
+        raise InputError(f"--storage-dir: {str(storage_dir)!r} is not a directory")
+    options = BenchOptions(
+        device=device,
+        quick=quick,
+        parts=_parts(only, skip, probe),
+        storage_directory=storage_dir,
+        storage_bytes=parse_bytes(storage_size) if storage_size else None,
+        storage_claim=parse_bandwidth(storage_claim),
+        burn_seconds=burn_minutes * 60 if burn_minutes is not None else None,
+        shapes_scenario=shapes,
+        probe_scenario=probe,
+        gpu=gpu,
+        thresholds=thresholds,
+        command=shlex.join(["gpuplan", *sys.argv[1:]]),
+    )
+    from gpuplan.cli.output import error_console
+
+    def progress(message: str) -> None:
+        if not json_output:
+            error_console.print(f"[dim]… {message}[/dim]")
+
+    result = run_bench(options, progress)
+    if store:
+        from gpuplan.store import save_bench_run
+
+        result["id"] = save_bench_run(result)
+    _show_result(result, json_output)
+    if result["worst_verdict"] == "FAIL" and not exit_zero:
+        raise typer.Exit(1)
+
+
+def _print_launch_commands(nodes: int, gpus_per_node: int, json_output: bool) -> None:
+    from gpuplan.bench.collectives import launch_commands
+    from gpuplan.errors import InputError
+
+    if nodes < 1 or gpus_per_node < 1:
+        raise InputError("--nodes/--gpus-per-node: must be at least 1")
+    commands = launch_commands(nodes, gpus_per_node)
+    if json_output:
+        from gpuplan.cli.output import print_json
+
+        print_json(commands)
+        return
+    print("# Run on every node (MASTER_ADDR = the first node); rank 0 writes collectives.json")
+    print("# and stores the run (gpuplan bench history).")
+    print(commands["torchrun"])
+    print("# Or, under Slurm, once from the login node:")
+    print(commands["slurm"])
+
+
+def _format(value: float | None, unit: str) -> str:
+    from gpuplan.units import format_bandwidth, format_bytes, format_flops
+
+    if value is None:
+        return "—"
+    if unit == "FLOP/s":
+        return format_flops(value)
+    if unit == "bytes/s":
+        return format_bandwidth(value)
+    if unit == "bytes":
+        return format_bytes(value)
+    if unit == "ratio":
+        return f"{value:.2%}"
+    if unit == "tokens/s":
+        return f"{value:,.0f} tok/s"
+    return f"{value:g}"
+
+
+def _ratio(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1%}"
+
+
+def _show_result(result: dict[str, Any], json_output: bool) -> None:
+    if json_output:
+        from gpuplan.cli.output import print_json
+
+        print_json(result)
+        return
+    from rich.table import Table
+
+    from gpuplan.cli.output import console
+
+    header = result["provenance"]
+    gpus = ", ".join(f"{gpu['name']} ({gpu['uuid']})" for gpu in header["gpus"]) or header["device"]
+    run_id = result.get("id")
+    console.print(
+        f"[bold]gpuplan bench[/bold]{f' run {run_id}' if run_id else ''} · {header['date']} · "
+        f"{header['hostname']} · method v{result['method_version']}",
+        highlight=False,
+    )
+    console.print(
+        f"GPUs: {gpus} · driver {header['driver_version'] or '—'} · CUDA "
+        f"{header['cuda_version'] or '—'} · torch {header['torch_version']} · catalog "
+        f"{result.get('gpu_id') or '—'}",
+        highlight=False,
+    )
+    console.print(f"command: {header['command']}", highlight=False)
+    table = Table(show_lines=False)
+    for column in ("figure", "measured", "spec", "ratio", "reference", "ratio ", "verdict"):
+        table.add_column(column, justify="left" if column in ("figure", "verdict") else "right")
+    for figure in result["figures"]:
+        style = VERDICT_STYLES[figure["verdict"]]
+        table.add_row(
+            figure["label"],
+            _format(figure["measured"], figure["unit"]),
+            _format(figure["spec"], figure["unit"]),
+            _ratio(figure["spec_ratio"]),
+            _format(figure["reference"], figure["unit"]),
+            _ratio(figure["reference_ratio"]),
+            f"[{style}]{figure['verdict']}[/{style}]",
+        )
+    console.print(table)
+    for figure in result["figures"]:
+        if figure["verdict"] in ("WARN", "FAIL", "SKIPPED"):
+            style = VERDICT_STYLES[figure["verdict"]]
+            console.print(
+                f"[{style}]{figure['verdict']}[/{style}] {figure['label']}: {figure['reason']}"
+                + (
+                    f" [dim]({figure['threshold']})[/dim]" if figure["verdict"] != "SKIPPED" else ""
+                ),
+                highlight=False,
+            )
+    console.print(
+        f"overall: [{VERDICT_STYLES[result['worst_verdict']]}]{result['worst_verdict']}[/]"
+    )
+
+
+def history(
+    limit: Annotated[int, typer.Option(help="How many runs to list.")] = 50,
+    json_output: JsonOption = False,
+) -> None:
+    from gpuplan.store import list_bench_runs
+
+    runs = list_bench_runs(limit)
+    if json_output:
+        from gpuplan.cli.output import print_json
+
+        print_json([run.to_dict() for run in runs])
+        return
+    from rich.table import Table
+
+    from gpuplan.cli.output import console
+
+    table = Table()
+    for column in ("id", "date", "host", "device", "gpu", "method", "verdict", "command"):
+        table.add_column(column)
+    for run in runs:
+        style = VERDICT_STYLES.get(run.worst_verdict, "")
+        table.add_row(
+            str(run.id),
+            run.created_at,
+            run.hostname,
+            run.device,
+            run.gpu_id or "—",
+            f"v{run.method_version}",
+            f"[{style}]{run.worst_verdict}[/{style}]",
+            run.command,
+        )
+    console.print(table)
+
+
+def show(
+    run_id: Annotated[int, typer.Argument(help="Run id from `gpuplan bench history`.")],
+    json_output: JsonOption = False,
+) -> None:
+    from gpuplan.store import load_bench_run
+
+    _show_result(load_bench_run(run_id), json_output)
+
+
+def compare(
+    run_id: Annotated[int, typer.Argument(help="Run id from `gpuplan bench history`.")],
+    offer: Annotated[str, typer.Argument(help="Offer id (`gpuplan offers` lists them).")],
+    offers_file: Annotated[
+        Path | None,
+        typer.Option("--offers-file", help="Your own offers TOML, added to the catalog."),
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    from gpuplan.bench.compare import compare_run_to_offer
+    from gpuplan.pricing.offers import OfferBook
+    from gpuplan.store import load_bench_run
+
+    run = load_bench_run(run_id)
+    chosen = OfferBook.build(offers_file).get(offer)
+    result = compare_run_to_offer(run, chosen)
+    if json_output:
+        from gpuplan.cli.output import print_json
+
+        print_json(result)
+        return
+    from rich.table import Table
+
+    from gpuplan.cli.output import console
+
+    console.print(f"run {run_id} against offer {chosen.id} ({chosen.gpus} x {result['gpu']})")
+    table = Table()
+    for column in ("item", "advertised", "measured", "ratio", "reference ratio", "verdict"):
+        table.add_column(column)
+    for check in result["checks"]:
+        style = VERDICT_STYLES[check["verdict"]]
+        table.add_row(
+            check["item"],
+            str(check["advertised"]),
+            str(check["measured"] or "—"),
+            "",
+            "",
+            f"[{style}]{check['verdict']}[/{style}]",
+        )
+    for figure in result["figures"]:
+        style = VERDICT_STYLES[figure["verdict"]]
+        table.add_row(
+            figure["label"],
+            _format(figure["spec"], figure["unit"]),
+            _format(figure["measured"], figure["unit"]),
+            _ratio(figure["spec_ratio"]),
+            _ratio(figure["reference_ratio"]),
+            f"[{style}]{figure['verdict']}[/{style}]",
+        )
+    console.print(table)

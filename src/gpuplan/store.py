@@ -1,0 +1,162 @@
+"""Local SQLite store for benchmark runs (and, later, calibration profiles and saved plans).
+
+The database lives in the user's data directory: ``$GPUPLAN_DATA_DIR`` when set, else
+``$XDG_DATA_HOME/gpuplan``, else ``~/.local/share/gpuplan``. Every write is one transaction,
+so a run is stored whole or not at all.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpuplan.errors import InputError
+
+DATA_DIR_VARIABLE = "GPUPLAN_DATA_DIR"
+DATABASE_NAME = "gpuplan.sqlite3"
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS bench_runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    hostname TEXT NOT NULL,
+    device TEXT NOT NULL,
+    gpu_id TEXT,
+    method_version INTEGER NOT NULL,
+    command TEXT NOT NULL,
+    worst_verdict TEXT NOT NULL,
+    result_json TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS bench_runs_created_at ON bench_runs (created_at);
+"""
+
+
+class StoreError(InputError):
+    """A run id the store does not hold, or a database that cannot be opened."""
+
+
+@dataclass(frozen=True)
+class StoredRunSummary:
+    """One row of ``gpuplan bench history``."""
+
+    id: int
+    created_at: str
+    hostname: str
+    device: str
+    gpu_id: str | None
+    method_version: int
+    command: str
+    worst_verdict: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "created_at": self.created_at,
+            "hostname": self.hostname,
+            "device": self.device,
+            "gpu_id": self.gpu_id,
+            "method_version": self.method_version,
+            "command": self.command,
+            "worst_verdict": self.worst_verdict,
+        }
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
+
+
+def data_directory() -> Path:
+    """Where gpuplan keeps its database (created on first use)."""
+    configured = os.environ.get(DATA_DIR_VARIABLE)
+    if configured:
+        return Path(configured).expanduser()
+    xdg = os.environ.get("XDG_DATA_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
+    return base / "gpuplan"
+
+
+def database_path() -> Path:
+    return data_directory() / DATABASE_NAME
+
+
+@contextmanager
+def connect(path: Path | None = None) -> Iterator[sqlite3.Connection]:
+    """An open connection with the schema in place; committed on success, rolled back on error."""
+    target = path or database_path()
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(target)
+    except (OSError, sqlite3.Error) as error:
+        raise StoreError(
+            f"{DATA_DIR_VARIABLE}: cannot open the database {str(target)!r}: {error}"
+        ) from error
+    try:
+        with connection:
+            connection.executescript(SCHEMA)
+            connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        with connection:
+            yield connection
+    finally:
+        connection.close()
+
+
+def save_bench_run(result: dict[str, Any], path: Path | None = None) -> int:
+    """Store one benchmark result (the JSON of ``gpuplan bench --json``); return its id."""
+    provenance = result["provenance"]
+    row = (
+        provenance["date"],
+        provenance["hostname"],
+        provenance["device"],
+        result.get("gpu_id"),
+        int(result["method_version"]),
+        provenance["command"],
+        result["worst_verdict"],
+        json.dumps(_finite(result), allow_nan=False, default=str),
+    )
+    with connect(path) as connection:
+        cursor = connection.execute(
+            "INSERT INTO bench_runs (created_at, hostname, device, gpu_id, method_version,"
+            " command, worst_verdict, result_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            row,
+        )
+        run_id = cursor.lastrowid
+    assert run_id is not None
+    return int(run_id)
+
+
+def list_bench_runs(limit: int = 50, path: Path | None = None) -> list[StoredRunSummary]:
+    """The most recent runs first."""
+    with connect(path) as connection:
+        rows = connection.execute(
+            "SELECT id, created_at, hostname, device, gpu_id, method_version, command,"
+            " worst_verdict FROM bench_runs ORDER BY id DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+    return [StoredRunSummary(*row) for row in rows]
+
+
+def load_bench_run(run_id: int, path: Path | None = None) -> dict[str, Any]:
+    """The full stored result of run ``run_id``, with its ``id`` added."""
+    with connect(path) as connection:
+        row = connection.execute(
+            "SELECT result_json FROM bench_runs WHERE id = ?", (run_id,)
+        ).fetchone()
+    if row is None:
+        raise StoreError(f"run id: no stored benchmark run {run_id} (`gpuplan bench history`)")
+    result: dict[str, Any] = json.loads(row[0])
+    result["id"] = run_id
+    return result
