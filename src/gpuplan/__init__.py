@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["__version__", "estimate"]
+__all__ = ["__version__", "estimate", "plan"]
 
 
 def __getattr__(name: str) -> Any:
@@ -21,4 +21,8 @@ def __getattr__(name: str) -> Any:
         import gpuplan.estimate
 
         return gpuplan.estimate
+    if name == "plan":
+        from gpuplan.api import plan
+
+        return plan
     raise AttributeError(f"module 'gpuplan' has no attribute {name!r}")

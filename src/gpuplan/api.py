@@ -137,3 +137,44 @@ def layout_warnings(scenario: Scenario, strategy: Any) -> list[str]:
             "raise global_batch or lower micro_batch"
         )
     return warnings
+
+
+def plan(
+    scenario: Mapping[str, Any] | str | Path | Scenario,
+    objective: str = "cost",
+    budget: str | None = None,
+    deadline: str | float | None = None,
+    **options: Any,
+) -> list[dict[str, Any]]:
+    """Feasible plans for ``scenario``, best first (DESIGN.md's Python API).
+
+    ``hardware`` and ``strategy`` may be left out of the scenario: the search chooses them.
+    ``budget`` is an amount with a currency (``"¥2000"``, ``"5000 USD"``), ``deadline`` a
+    duration (``"30d"``) or seconds; other options are :class:`gpuplan.search.PlanRequest`
+    fields (``max_gpus``, ``gpus``, ``exclude_gpus``, ``providers``, ``billing``, ``headroom``,
+    ``currency``, ``limit``). ``plan_search`` returns the whole result with ``evaluated``.
+    """
+    return plan_search(scenario, objective, budget, deadline, **options)["plans"]
+
+
+def plan_search(
+    scenario: Mapping[str, Any] | str | Path | Scenario,
+    objective: str = "cost",
+    budget: str | None = None,
+    deadline: str | float | None = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """The whole search result: ``{"plans", "pareto", "evaluated", "seconds", "explanation", ...}``."""
+    from gpuplan.search import PlanRequest
+    from gpuplan.search import plan as run_search
+    from gpuplan.units import parse_amount, parse_duration
+
+    parsed = scenario if isinstance(scenario, Scenario) else parse_scenario(scenario)
+    request = PlanRequest(
+        scenario=parsed,
+        objective=objective,
+        budget=parse_amount(budget) if budget else None,
+        deadline_seconds=parse_duration(deadline) if deadline is not None else None,
+        **options,
+    )
+    return run_search(request)

@@ -10,7 +10,13 @@ import sys
 
 import typer
 
-from gpuplan.cli import bench_commands, catalog_commands, estimate_commands, pricing_commands
+from gpuplan.cli import (
+    bench_commands,
+    catalog_commands,
+    estimate_commands,
+    plan_commands,
+    pricing_commands,
+)
 from gpuplan.errors import InputError
 
 app = typer.Typer(
@@ -25,6 +31,7 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 
+plan_commands.register(app)
 catalog_commands.register(app)
 estimate_commands.register(app)
 pricing_commands.register(app)

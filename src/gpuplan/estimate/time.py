@@ -90,12 +90,13 @@ class StepTime:
 
 def matmul_dtype(job: TrainingJob, cluster: Cluster) -> str:
     """The dtype the matmuls run in: fp8 only for fp8 training on a GPU with fp8 tensor cores;
-    fp32 training runs its matmuls in tf32 where the GPU has it."""
+    fp32 training runs its matmuls in tf32 where the GPU has it; GPUs without bf16 (V100) run
+    half precision in fp16."""
     if job.precision == "fp8" and cluster.gpu.has_fp8:
         return "fp8"
     if job.precision == "fp32":
         return "tf32" if "tf32" in cluster.gpu.peak_flops else "fp32"
-    return "bf16"
+    return "bf16" if "bf16" in cluster.gpu.peak_flops else "fp16"
 
 
 def _dimension_factor(size: FloatArray | float, half: float) -> FloatArray:
@@ -211,6 +212,10 @@ def estimate_step_time(
         * recompute_traffic
         / (gpu.hbm_bandwidth() * constants.memory_bandwidth_efficiency)
     )
+    if job.method == "qlora":
+        memory_bound = memory_bound + qlora_dequantization_seconds(
+            job, layout, gpu.hbm_bandwidth() * constants.memory_bandwidth_efficiency
+        )
     overhead = layers_on_stage * constants.layer_overhead_seconds
     compute = matmul + attention + memory_bound + overhead
 
@@ -314,7 +319,7 @@ def estimate_step_time(
     step = np.asarray(sum(breakdown.values()), dtype=float)
     tokens_per_step = float(job.global_batch * job.seq_len)
     tokens_per_second = tokens_per_step / step
-    per_gpu = tokens_per_second / cluster.count
+    per_gpu = tokens_per_second / (layout.dp * layout.tp * layout.pp * layout.cp)
     model_flops = per_gpu * flops.model
     reference_peak = gpu.half_precision_peak()
     return StepTime(
@@ -327,6 +332,19 @@ def estimate_step_time(
         breakdown={name: np.asarray(value, dtype=float) for name, value in breakdown.items()},
         matmul_dtype=dtype,
     )
+
+
+def qlora_dequantization_seconds(job: TrainingJob, layout: Layout, bandwidth: float) -> FloatArray:
+    """QLoRA dequantizes every 4-bit linear weight to bf16 before each matmul, in the forward
+    pass and again for the input gradient (bitsandbytes ``MatMul4Bit``; Dettmers et al. 2023):
+    per pass it reads about half a byte per weight and writes and re-reads two, memory-bound
+    traffic on top of the matmuls (one more pass under full recompute)."""
+    model = job.model
+    breakdown = model.parameter_breakdown()
+    linear = (breakdown["attention"] + breakdown["mlp"] + breakdown["experts"]) / layout.tp
+    layer_share = np.ceil(model.num_layers / layout.pp) / model.num_layers
+    passes = np.where(layout.recompute == RECOMPUTE_FULL, 3.0, 2.0)
+    return np.asarray(linear * layer_share * passes * (0.5 + 2.0 * BF16) / bandwidth, dtype=float)
 
 
 def per_op_recompute_flops_per_token(model: ModelSpec) -> float:

@@ -1,0 +1,63 @@
+"""Time the plan search (issue targets: 70B full fine-tune over the whole catalog < 1 s on one
+core; 405B pre-training < 3 s) and print layouts evaluated per second.
+
+    OPENBLAS_NUM_THREADS=1 python benchmarks/search_speed.py
+"""
+
+from __future__ import annotations
+
+import time
+
+from gpuplan.api import plan_search
+
+CASES = {
+    "llama-3.1-70b full fine-tune, 10B tokens, whole catalog": (
+        {
+            "model": "llama-3.1-70b",
+            "method": "full",
+            "tokens": "10B",
+            "seq_len": 4096,
+            "global_batch": 256,
+        },
+        {},
+    ),
+    "llama-3.1-405b pre-training, 2T tokens, up to 16,384 GPUs": (
+        {
+            "model": "llama-3.1-405b",
+            "method": "full",
+            "tokens": "2T",
+            "seq_len": 8192,
+            "global_batch": 2048,
+        },
+        {"max_gpus": 16384, "objective": "time"},
+    ),
+    "llama-3.1-8b QLoRA, 100M tokens, whole catalog": (
+        {
+            "model": "llama-3.1-8b",
+            "method": "qlora",
+            "tokens": "100M",
+            "seq_len": 2048,
+            "global_batch": 32,
+        },
+        {},
+    ),
+}
+
+
+def main() -> None:
+    print(f"{'search':60} {'layouts':>9} {'best of 5':>10} {'layouts/s':>12}")
+    for name, (scenario, options) in CASES.items():
+        plan_search(scenario, **options)
+        timings = []
+        for _ in range(5):
+            started = time.perf_counter()
+            result = plan_search(scenario, **options)
+            timings.append(time.perf_counter() - started)
+        best = min(timings)
+        print(
+            f"{name:60} {result['evaluated']:9,} {best:9.3f}s {result['evaluated'] / best:12,.0f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,226 @@
+"""`gpuplan plan`: search GPU types, cluster sizes and layouts for the best plan."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from gpuplan.cli.catalog_commands import JsonOption
+
+PLAN_HELP = """Search every GPU type, cluster size and parallel layout for the cheapest, fastest, or best
+plan under a budget and a deadline. Give a scenario file, flags, or both (flags win).
+
+[bold]Examples[/bold] (the seed article's three users):
+
+  [dim]# a student with ¥2,000 a month: QLoRA on Llama 3.1 8B[/dim]
+  gpuplan plan --preset student
+
+  [dim]# a start-up with ¥100,000 a month: full fine-tune of Llama 3.1 70B on 2B tokens[/dim]
+  gpuplan plan --preset startup
+
+  [dim]# an enterprise pre-training Llama 3.1 405B on 2T tokens, fastest first[/dim]
+  gpuplan plan --preset enterprise
+
+  gpuplan plan --model llama-3.1-70b --method full --tokens 10B --budget '$50000' --deadline 30d
+"""
+
+
+def register(app: typer.Typer) -> None:
+    app.command("plan", help=PLAN_HELP)(plan)
+
+
+def plan(
+    scenario_file: Annotated[
+        Path | None, typer.Argument(help="Scenario file (YAML or JSON); optional.")
+    ] = None,
+    preset: Annotated[str | None, typer.Option(help="student | startup | enterprise")] = None,
+    model: Annotated[str | None, typer.Option(help="Catalog name or config.json path.")] = None,
+    method: Annotated[str | None, typer.Option(help="full | lora | qlora | freeze")] = None,
+    tokens: Annotated[str | None, typer.Option(help="Training tokens: 20B, 1.5T.")] = None,
+    seq_len: Annotated[int | None, typer.Option("--seq-len", help="Tokens per sequence.")] = None,
+    global_batch: Annotated[
+        int | None, typer.Option("--global-batch", help="Sequences per step.")
+    ] = None,
+    precision: Annotated[
+        str | None, typer.Option(help="bf16 | fp16 | fp8 | fp32 | bf16-pure")
+    ] = None,
+    optimizer: Annotated[
+        str | None, typer.Option(help="adamw | adamw-8bit | sgd | adafactor")
+    ] = None,
+    framework: Annotated[
+        str | None, typer.Option(help="auto | megatron | fsdp | deepspeed | hf")
+    ] = None,
+    lora_rank: Annotated[int | None, typer.Option("--lora-rank", help="LoRA rank.")] = None,
+    objective: Annotated[str | None, typer.Option(help="cost | time | pareto")] = None,
+    budget: Annotated[
+        str | None, typer.Option(help="Total budget with currency: '¥2000', '5000 USD'.")
+    ] = None,
+    deadline: Annotated[str | None, typer.Option(help="Latest finish: 30d, 6w, 3mo.")] = None,
+    max_gpus: Annotated[
+        int | None, typer.Option("--max-gpus", help="Largest cluster to consider.")
+    ] = None,
+    gpu: Annotated[
+        list[str] | None, typer.Option("--gpu", help="Only these GPUs (repeatable).")
+    ] = None,
+    exclude_gpu: Annotated[
+        list[str] | None, typer.Option("--exclude-gpu", help="Never these GPUs.")
+    ] = None,
+    provider: Annotated[
+        list[str] | None, typer.Option("--provider", help="Only these providers.")
+    ] = None,
+    billing: Annotated[
+        list[str] | None,
+        typer.Option("--billing", help="Only these billing modes (hourly, monthly, spot...)."),
+    ] = None,
+    headroom: Annotated[
+        float | None, typer.Option(help="Memory left free on each GPU (default 0.10).")
+    ] = None,
+    currency: Annotated[
+        str | None, typer.Option(help="Currency of the costs: CNY, USD, EUR.")
+    ] = None,
+    limit: Annotated[int, typer.Option(help="Plans to show.")] = 10,
+    offers: Annotated[Path | None, typer.Option(help="Your own offers file (TOML).")] = None,
+    export: Annotated[
+        str | None,
+        typer.Option(
+            help="Write the top plan as torchtitan | megatron | deepspeed | accelerate | skypilot."
+        ),
+    ] = None,
+    export_path: Annotated[
+        Path, typer.Option("--export-path", help="Where to write the export.")
+    ] = Path("."),
+    json_output: JsonOption = False,
+) -> None:
+    from gpuplan.api import plan_search
+    from gpuplan.presets import PRESETS
+    from gpuplan.scenario import ScenarioError, parse_scenario, read_scenario_file
+
+    scenario: dict[str, Any] = {}
+    options: dict[str, Any] = {}
+    if preset is not None:
+        if preset not in PRESETS:
+            raise ScenarioError(f"preset: {preset!r} is not one of {', '.join(PRESETS)}")
+        scenario.update(PRESETS[preset]["scenario"])
+        options.update(PRESETS[preset]["options"])
+    if scenario_file is not None:
+        scenario.update(read_scenario_file(scenario_file))
+    overrides = {
+        "model": model, "method": method, "tokens": tokens, "seq_len": seq_len, "global_batch": global_batch,
+        "precision": precision, "optimizer": optimizer, "framework": framework,
+    }  # fmt: skip
+    scenario.update({key: value for key, value in overrides.items() if value is not None})
+    if lora_rank is not None:
+        scenario["lora"] = {**scenario.get("lora", {}), "rank": lora_rank}
+    if "model" not in scenario:
+        raise ScenarioError(
+            "model: give --model, a scenario file, or --preset (student, startup, enterprise)"
+        )
+    flags = {
+        "objective": objective, "budget": budget, "deadline": deadline, "max_gpus": max_gpus,
+        "headroom": headroom, "currency": currency,
+    }  # fmt: skip
+    options.update({key: value for key, value in flags.items() if value is not None})
+    for key, values in (
+        ("gpus", gpu),
+        ("exclude_gpus", exclude_gpu),
+        ("providers", provider),
+        ("billing", billing),
+    ):
+        if values:
+            options[key] = tuple(values)
+    if offers is not None:
+        options["offers_file"] = str(offers)
+    options["limit"] = limit
+    parsed = parse_scenario(scenario)
+    result = plan_search(parsed, **options)
+    exported = None
+    if export is not None and result["plans"]:
+        from gpuplan.export import export_plan, write_export
+
+        exported = write_export(export_plan(result["plans"][0], parsed, export), export_path)
+        result["export"] = str(exported)
+    if json_output:
+        from gpuplan.cli.output import print_json
+
+        print_json(result)
+        return
+    show_plans(result)
+    if exported is not None:
+        from gpuplan.cli.output import console
+
+        console.print(f"wrote {exported}")
+
+
+def _layout_text(strategy: dict[str, Any]) -> str:
+    parts = [
+        f"{key}{strategy[key]}" for key in ("tp", "pp", "cp", "ep") if strategy.get(key, 1) > 1
+    ]
+    parts.append(f"dp{strategy['dp']}")
+    if strategy.get("vpp", 1) > 1:
+        parts.append(f"vpp{strategy['vpp']}")
+    parts.append(f"zero{strategy['zero']}")
+    parts.append(f"mb{strategy['micro_batch']}")
+    if strategy["recompute"] != "none":
+        parts.append(f"{strategy['recompute']} recompute")
+    if strategy["offload"] != "none":
+        parts.append(f"offload {strategy['offload']}")
+    return f"{' '.join(parts)} ({strategy['framework']})"
+
+
+def show_plans(result: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    from gpuplan.cli.output import console
+    from gpuplan.units import format_money, format_tokens
+
+    plans = result["plans"]
+    title = (
+        f"Plans by {result['objective']}: {len(plans)} shown, "
+        f"{result['evaluated']:,} layouts evaluated in {result['seconds']:.2f} s"
+    )
+    table = Table(title=title)
+    for column in (
+        "#",
+        "GPUs",
+        "layout",
+        "GiB/GPU",
+        "tokens/s",
+        "MFU",
+        "days",
+        "cost",
+        "per M tok",
+        "offer",
+    ):
+        table.add_column(
+            column, justify="left" if column in ("GPUs", "layout", "offer") else "right"
+        )
+    for rank, row in enumerate(plans, start=1):
+        cost = row["cost"]
+        table.add_row(
+            str(rank),
+            f"{row['count']}x {row['gpu']}",
+            _layout_text(row["strategy"]),
+            f"{row['memory']['peak_bytes'] / 2**30:.0f} ({row['memory']['headroom']:.0%} free)",
+            format_tokens(row["throughput"]["tokens_per_second"]),
+            f"{row['throughput']['mfu']:.0%}",
+            f"{row['duration']['days']:.2f}",
+            format_money(cost["total"], cost["currency"], 0)
+            if cost
+            else f"{row['gpu_hours']:,.0f} GPU-h",
+            format_money(cost["per_million_tokens"], cost["currency"])
+            if cost and cost["per_million_tokens"]
+            else "-",
+            f"{cost['provider']}, {cost['billing_mix']}" if cost else "no offer",
+        )
+    console.print(table)
+    if result["pareto"] and result["objective"] != "pareto":
+        front = ", ".join(
+            f"{point['count']}x{point['gpu']} {point['days']:.1f}d {format_money(point['cost'], result['currency'], 0)}"
+            for point in result["pareto"][:6]
+        )
+        console.print(f"[dim]Pareto front (cost vs days):[/dim] {front}")
+    console.print(result["explanation"])
+    for skipped in result.get("skipped_gpus", []):
+        console.print(f"[dim]skipped: {skipped}[/dim]")

@@ -1,0 +1,71 @@
+"""`gpuplan plan` from the command line: presets, flags, JSON, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def _run(*arguments: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from gpuplan.cli.app import main; main()", *arguments],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"},
+    )
+
+
+def test_preset_prints_a_ranked_table_and_an_explanation():
+    result = _run("plan", "--preset", "student")
+    assert result.returncode == 0, result.stderr
+    assert "wins on cost" in result.stdout
+    assert "rtx" in result.stdout
+
+
+def test_json_output_has_the_contract_keys():
+    result = _run(
+        "plan",
+        "--model",
+        "llama-3.1-8b",
+        "--method",
+        "qlora",
+        "--tokens",
+        "50M",
+        "--json",
+        "--limit",
+        "3",
+    )
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert set(data) >= {"plans", "evaluated", "seconds"}
+    plan = data["plans"][0]
+    assert plan["memory"]["peak_bytes"] > 0 and plan["duration"]["seconds"] > 0
+    assert isinstance(plan["cost"]["total"], float)
+
+
+def test_flags_override_the_preset():
+    result = _run("plan", "--preset", "student", "--model", "qwen2.5-7b", "--json", "--limit", "1")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["plans"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        (("plan", "--model", "llama-3.1-8b", "--gpu", "H1000"), "did you mean"),
+        (("plan", "--model", "llama-3.1-8b", "--budget", "-3 USD"), "budget"),
+        (("plan", "--model", "llama-3.1-8b", "--deadline", "soon"), "duration"),
+        (("plan", "--preset", "hobbyist"), "preset"),
+        (("plan",), "model"),
+    ],
+)
+def test_bad_input_is_one_line_with_exit_code_2(arguments, expected):
+    result = _run(*arguments)
+    assert result.returncode == 2
+    assert expected in result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
