@@ -463,6 +463,9 @@ def measure_probe(context: RunContext) -> None:
     speed_reference = predicted_speed.get("tokens_per_second_per_gpu") or predicted_speed.get(
         "tokens_per_second"
     )
+    speed_skip = "" if speed_reference else "gpuplan.estimate gives no throughput: measured only"
+    if not on_gpu:
+        speed_skip = f"CPU run: the prediction is for {result['gpu']}; measured only"
     context.figures.append(
         Figure(
             "probe.tokens_per_second",
@@ -472,9 +475,7 @@ def measure_probe(context: RunContext) -> None:
             measured["tokens_per_second"],
             reference=speed_reference,
             reference_source="gpuplan.estimate for the probed layout" if speed_reference else "",
-            skip_reason=""
-            if speed_reference
-            else "gpuplan.estimate gives no throughput yet: measured only",
+            skip_reason=speed_skip,
             details={k: v for k, v in measured.items() if k != "tokens_per_second"},
         )
     )
