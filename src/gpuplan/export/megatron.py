@@ -1,0 +1,274 @@
+"""Megatron-LM launch script: ``torchrun ... pretrain_gpt.py`` with the plan's arguments.
+
+Argument names follow Megatron-LM's ``megatron/training/arguments.py``
+(github.com/NVIDIA/Megatron-LM) and its Llama example
+(``examples/llama/train_llama3_8b_h100_fp8.sh``). ZeRO maps to Megatron's own sharding:
+stage 1 and 2 to the distributed optimizer (optimizer states sharded, gradients
+reduce-scattered), stage 3 to Megatron-FSDP (``--use-megatron-fsdp
+--data-parallel-sharding-strategy optim_grads_params``), which does not combine with pipeline
+parallelism. Optimizer offload is ``--optimizer-cpu-offload``; Megatron cannot offload
+parameters.
+
+The script reads ``NNODES``, ``NODE_RANK``, ``MASTER_ADDR`` and ``MASTER_PORT`` from the
+environment (defaults: the plan's node count, 0, localhost, 6000), so the same file runs on
+every node, under SkyPilot or Slurm.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from gpuplan.export.layout import (
+    ExportedFile,
+    ExportError,
+    ExportLayout,
+    comment_block,
+    require_full_training,
+)
+
+Arguments = list[tuple[str, ...]]
+
+
+def _check(layout: ExportLayout) -> None:
+    require_full_training(layout, "megatron", "the accelerate or deepspeed export with PEFT")
+    stages = layout.pp * layout.vpp
+    if layout.model.num_layers % stages:
+        raise ExportError(
+            f"strategy.pp: {layout.model.num_layers} layers do not split into pp*vpp = "
+            f"{stages} equal stages, which Megatron-LM's uniform split needs"
+        )
+    if layout.zero >= 3 and layout.pp > 1:
+        raise ExportError(
+            "strategy.zero: Megatron-FSDP (ZeRO-3) does not combine with pipeline parallelism; "
+            "use the torchtitan export (FSDP with pipelining) or zero 1"
+        )
+    if layout.offload == "optimizer+params":
+        raise ExportError(
+            "strategy.offload: Megatron-LM cannot offload parameters; "
+            "use the deepspeed export (ZeRO-3 offload_param) or the accelerate export"
+        )
+
+
+def _model_arguments(layout: ExportLayout) -> tuple[Arguments, list[str]]:
+    model = layout.model
+    notes: list[str] = []
+    arguments: Arguments = [
+        ("--num-layers", str(model.num_layers)),
+        ("--hidden-size", str(model.hidden_size)),
+        ("--ffn-hidden-size", str(model.intermediate_size)),
+        ("--num-attention-heads", str(model.num_attention_heads)),
+    ]
+    if model.head_dim * model.num_attention_heads != model.hidden_size:
+        arguments.append(("--kv-channels", str(model.head_dim)))
+    if model.num_kv_heads < model.num_attention_heads and not model.uses_mla:
+        arguments += [("--group-query-attention",), ("--num-query-groups", str(model.num_kv_heads))]
+    if model.uses_mla:
+        arguments += [
+            ("--multi-latent-attention",),
+            ("--kv-lora-rank", str(model.kv_lora_rank)),
+            ("--qk-head-dim", str(model.qk_nope_head_dim)),
+            ("--qk-pos-emb-head-dim", str(model.qk_rope_head_dim)),
+            ("--v-head-dim", str(model.v_head_dim)),
+        ]
+        if model.q_lora_rank:
+            arguments.append(("--q-lora-rank", str(model.q_lora_rank)))
+    arguments += [
+        ("--seq-length", str(layout.job.seq_len)),
+        (
+            "--max-position-embeddings",
+            str(max(model.max_position_embeddings or 0, layout.job.seq_len)),
+        ),
+        ("--normalization", "RMSNorm" if model.norm == "rmsnorm" else "LayerNorm"),
+    ]
+    if model.position_embedding == "rope":
+        arguments.append(("--position-embedding-type", "rope"))
+    else:
+        arguments.append(("--position-embedding-type", "learned_absolute"))
+    if model.gated_mlp and model.hidden_act == "silu":
+        arguments.append(("--swiglu",))
+    elif model.gated_mlp:
+        notes.append(f"gated MLP with {model.hidden_act}: Megatron's --swiglu uses SiLU")
+    if not (model.qkv_bias or model.output_bias or model.mlp_bias):
+        arguments.append(("--disable-bias-linear",))
+    elif model.qkv_bias and not (model.output_bias or model.mlp_bias):
+        arguments += [("--disable-bias-linear",), ("--add-qkv-bias",)]
+    if model.qk_norm != "none":
+        arguments.append(("--qk-layernorm",))
+    if not model.tie_word_embeddings:
+        arguments.append(("--untie-embeddings-and-output-weights",))
+    if model.is_moe:
+        arguments += [
+            ("--num-experts", str(model.num_experts)),
+            ("--moe-router-topk", str(model.num_experts_per_token)),
+            ("--moe-ffn-hidden-size", str(model.moe_intermediate_size)),
+            ("--moe-grouped-gemm",),
+            ("--moe-token-dispatcher-type", "alltoall"),
+        ]
+        if model.shared_expert_intermediate_size:
+            arguments.append(
+                (
+                    "--moe-shared-expert-intermediate-size",
+                    str(model.shared_expert_intermediate_size),
+                )
+            )
+        if model.first_dense_layers:
+            dense, moe = model.first_dense_layers, model.num_layers - model.first_dense_layers
+            arguments.append(("--moe-layer-freq", f"([0]*{dense}+[1]*{moe})"))
+    if model.family not in ("llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe"):
+        notes.append(
+            f"family {model.family}: check norms, activations and biases against the HF config"
+        )
+    return arguments, notes
+
+
+def _parallel_arguments(layout: ExportLayout) -> Arguments:
+    arguments: Arguments = [
+        ("--tensor-model-parallel-size", str(layout.tp)),
+        ("--pipeline-model-parallel-size", str(layout.pp)),
+        ("--context-parallel-size", str(layout.cp)),
+        ("--expert-model-parallel-size", str(layout.ep)),
+    ]
+    if layout.vpp > 1:
+        per_stage = layout.model.num_layers // (layout.pp * layout.vpp)
+        arguments.append(("--num-layers-per-virtual-pipeline-stage", str(per_stage)))
+    if layout.tp > 1 and layout.sequence_parallel:
+        arguments.append(("--sequence-parallel",))
+    if layout.zero >= 1:
+        arguments += [
+            ("--use-distributed-optimizer",),
+            ("--overlap-grad-reduce",),
+            ("--overlap-param-gather",),
+        ]
+    if layout.zero >= 3:
+        arguments += [
+            ("--use-megatron-fsdp",),
+            ("--data-parallel-sharding-strategy", "optim_grads_params"),
+            ("--ckpt-format", "fsdp_dtensor"),
+        ]
+    if layout.offload == "optimizer":
+        arguments += [
+            ("--optimizer-cpu-offload",),
+            ("--optimizer-offload-fraction", "1.0"),
+            ("--use-precision-aware-optimizer",),
+        ]
+    return arguments
+
+
+def _training_arguments(layout: ExportLayout) -> tuple[Arguments, list[str]]:
+    job = layout.job
+    notes: list[str] = []
+    arguments: Arguments = [
+        ("--micro-batch-size", str(layout.micro_batch)),
+        ("--global-batch-size", str(job.global_batch)),
+        ("--train-iters", str(layout.steps)),
+        ("--lr", "${LR}"),
+        ("--lr-decay-style", "cosine"),
+        ("--clip-grad", "1.0"),
+        ("--weight-decay", "0.1"),
+    ]
+    if layout.recompute == "selective":
+        arguments.append(("--recompute-granularity", "selective"))
+    elif layout.recompute == "full":
+        arguments += [
+            ("--recompute-granularity", "full"),
+            ("--recompute-method", "uniform"),
+            ("--recompute-num-layers", "1"),
+        ]
+    if job.precision in ("bf16", "bf16-pure", "fp8"):
+        arguments.append(("--bf16",))
+    elif job.precision == "fp16":
+        arguments.append(("--fp16",))
+    if job.precision == "fp8":
+        arguments += [("--fp8-format", "hybrid"), ("--transformer-impl", "transformer_engine")]
+    if job.precision == "bf16-pure":
+        notes.append("Megatron-LM keeps fp32 main weights; bf16-pure is trained as bf16 mixed")
+    if job.optimizer == "sgd":
+        arguments.append(("--optimizer", "sgd"))
+    else:
+        arguments.append(("--optimizer", "adam"))
+        if job.optimizer != "adamw":
+            notes.append(f"optimizer {job.optimizer}: Megatron-LM runs AdamW (--optimizer adam)")
+    if job.fused_loss:
+        arguments.append(("--cross-entropy-loss-fusion",))
+    return arguments, notes
+
+
+def _array(name: str, arguments: Arguments) -> str:
+    lines = []
+    for argument in arguments:
+        flag, *values = argument
+        rendered = [value if value.startswith("${") else shlex.quote(value) for value in values]
+        rendered = [f'"{value}"' if value.startswith("${") else value for value in rendered]
+        lines.append("    " + " ".join([flag, *rendered]))
+    return f"{name}=(\n" + "\n".join(lines) + "\n)\n"
+
+
+def render_megatron(layout: ExportLayout) -> ExportedFile:
+    _check(layout)
+    model_arguments, model_notes = _model_arguments(layout)
+    training_arguments, training_notes = _training_arguments(layout)
+    notes = [
+        *model_notes,
+        *training_notes,
+        "set DATA_PATH (Megatron .bin/.idx prefix), MEGATRON_LM (checkout), LR, CHECKPOINT_DIR",
+    ]
+    tokenizer = layout.hf_repo or "PATH_OR_HF_REPO_OF_TOKENIZER"
+    data_arguments: Arguments = [
+        ("--data-path", "${DATA_PATH}"),
+        ("--split", "99,1,0"),
+        ("--tokenizer-type", "HuggingFaceTokenizer"),
+        ("--tokenizer-model", "${TOKENIZER_MODEL}"),
+        ("--save", "${CHECKPOINT_DIR}"),
+        ("--load", "${CHECKPOINT_DIR}"),
+        ("--save-interval", "500"),
+        ("--log-interval", "10"),
+        ("--eval-interval", "1000"),
+        ("--eval-iters", "10"),
+    ]
+    header = comment_block(
+        [
+            "Megatron-LM launch script written by gpuplan",
+            layout.summary(),
+            f"--train-iters = ceil({layout.job.tokens} tokens / "
+            f"({layout.job.global_batch} x {layout.job.seq_len}))",
+            f"run on each of the {layout.nodes} node(s) with NODE_RANK and MASTER_ADDR set",
+            *notes,
+        ]
+    )
+    environment = "\n".join(
+        [
+            f"NNODES=${{NNODES:-{layout.nodes}}}",
+            "NODE_RANK=${NODE_RANK:-0}",
+            "MASTER_ADDR=${MASTER_ADDR:-localhost}",
+            "MASTER_PORT=${MASTER_PORT:-6000}",
+            f"GPUS_PER_NODE={layout.gpus_per_node}",
+            'MEGATRON_LM=${MEGATRON_LM:?"set MEGATRON_LM to a Megatron-LM checkout"}',
+            'DATA_PATH=${DATA_PATH:?"set DATA_PATH to a preprocessed dataset prefix"}',
+            f"TOKENIZER_MODEL=${{TOKENIZER_MODEL:-{shlex.quote(tokenizer)}}}",
+            "CHECKPOINT_DIR=${CHECKPOINT_DIR:-./checkpoints}",
+            "LR=${LR:-3.0e-4}",
+            "export CUDA_DEVICE_MAX_CONNECTIONS=1",
+        ]
+    )
+    distributed: Arguments = [
+        ("--nnodes", "${NNODES}"),
+        ("--nproc-per-node", "${GPUS_PER_NODE}"),
+        ("--node-rank", "${NODE_RANK}"),
+        ("--master-addr", "${MASTER_ADDR}"),
+        ("--master-port", "${MASTER_PORT}"),
+    ]
+    text = (
+        "#!/usr/bin/env bash\n"
+        + header
+        + "set -euo pipefail\n\n"
+        + environment
+        + "\n\n"
+        + _array("DISTRIBUTED_ARGS", distributed)
+        + _array("MODEL_ARGS", model_arguments)
+        + _array("PARALLEL_ARGS", _parallel_arguments(layout))
+        + _array("TRAINING_ARGS", training_arguments)
+        + _array("DATA_ARGS", data_arguments)
+        + '\ntorchrun "${DISTRIBUTED_ARGS[@]}" "${MEGATRON_LM}/pretrain_gpt.py" \\\n'
+        + '    "${MODEL_ARGS[@]}" "${PARALLEL_ARGS[@]}" "${TRAINING_ARGS[@]}" "${DATA_ARGS[@]}"\n'
+    )
+    return ExportedFile("megatron_pretrain_gpt.sh", text, tuple(notes))

@@ -1,0 +1,129 @@
+"""SkyPilot task (YAML), for ``sky launch -c NAME task.yaml``.
+
+Fields follow SkyPilot's task YAML reference (docs.skypilot.co, "YAML Configuration";
+source github.com/skypilot-org/skypilot ``sky/utils/schemas.py``) and its distributed-jobs
+guide (``docs/source/running-jobs/distributed-jobs.rst``): ``resources.accelerators`` as
+``NAME:COUNT`` per node, ``num_nodes``, and a ``run`` script that starts torchrun from
+``SKYPILOT_NODE_RANK``, ``SKYPILOT_NUM_NODES``, ``SKYPILOT_NUM_GPUS_PER_NODE`` and the head
+node's address, the first line of ``SKYPILOT_NODE_IPS``.
+
+The training itself is the megatron export when the plan's framework is megatron, else the
+torchtitan export; ``setup`` writes that file onto every node, so the task is one file.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuplan.export.layout import ExportedFile, ExportError, ExportLayout, comment_block
+from gpuplan.export.yaml_text import yaml_document
+
+ACCELERATORS = {
+    "a100-sxm-40gb": "A100",
+    "a100-sxm-80gb": "A100-80GB",
+    "h100-sxm-80gb": "H100",
+    "h200-sxm-141gb": "H200",
+    "b200-sxm-180gb": "B200",
+    "gb200-186gb": "GB200",
+    "l4-24gb": "L4",
+    "l40s-48gb": "L40S",
+    "a10g-24gb": "A10G",
+    "v100-sxm-32gb": "V100-32GB",
+    "rtx-3090-24gb": "RTX3090",
+    "rtx-4090-24gb": "RTX4090",
+    "rtx-5090-32gb": "RTX5090",
+    "rtx-a6000-48gb": "RTXA6000",
+    "mi300x-192gb": "MI300X",
+}
+"""Catalog GPU ids to SkyPilot accelerator names (``sky show-gpus``); the inverse of
+``gpuplan.pricing.skypilot.SKYPILOT_ACCELERATORS`` on its preferred names."""
+CLOUDS = {
+    "aws": "aws",
+    "gcp": "gcp",
+    "azure": "azure",
+    "lambda": "lambda",
+    "runpod": "runpod",
+    "nebius": "nebius",
+    "vast.ai": "vast",
+}
+"""Offer providers (lower case) that SkyPilot provisions, to its cloud names."""
+CONFIG_DIR = "~/gpuplan"
+HEREDOC_END = "GPUPLAN_CONFIG_END"
+
+
+def _training(layout: ExportLayout) -> tuple[ExportedFile, str, str]:
+    """The training file, how to install its framework, and how to start it on one node."""
+    if layout.framework == "megatron":
+        from gpuplan.export.megatron import render_megatron
+
+        exported = render_megatron(layout)
+        install = (
+            "git clone --depth 1 https://github.com/NVIDIA/Megatron-LM.git ~/Megatron-LM || true\n"
+            "pip install -e ~/Megatron-LM"
+        )
+        start = (
+            "NNODES=$SKYPILOT_NUM_NODES NODE_RANK=$SKYPILOT_NODE_RANK "
+            'MASTER_ADDR="$MASTER_ADDR" MEGATRON_LM=~/Megatron-LM '
+            f"bash {CONFIG_DIR}/{exported.filename}"
+        )
+        return exported, install, start
+    from gpuplan.export.torchtitan import render_torchtitan
+
+    exported = render_torchtitan(layout)
+    install = (
+        "git clone --depth 1 https://github.com/pytorch/torchtitan.git ~/torchtitan || true\n"
+        "pip install -r ~/torchtitan/requirements.txt && pip install -e ~/torchtitan"
+    )
+    start = (
+        "torchrun --nnodes=$SKYPILOT_NUM_NODES "
+        "--nproc_per_node=$SKYPILOT_NUM_GPUS_PER_NODE "
+        "--node_rank=$SKYPILOT_NODE_RANK "
+        '--master_addr="$MASTER_ADDR" --master_port=29500 '
+        f"-m torchtitan.train --job.config_file {CONFIG_DIR}/{exported.filename}"
+    )
+    return exported, install, start
+
+
+def render_skypilot(layout: ExportLayout) -> ExportedFile:
+    accelerator = ACCELERATORS.get(layout.gpu.id)
+    if accelerator is None:
+        raise ExportError(
+            f"gpu: SkyPilot has no accelerator name for {layout.gpu.id}; "
+            f"accepted: {', '.join(ACCELERATORS)}; use the megatron or torchtitan export"
+        )
+    training, install, start = _training(layout)
+    notes = [f"runs the {training.filename} that setup writes on every node", *training.notes]
+    resources: dict[str, Any] = {"accelerators": f"{accelerator}:{layout.gpus_per_node}"}
+    cloud = CLOUDS.get(layout.provider.lower())
+    if cloud:
+        resources["cloud"] = cloud
+    elif layout.provider:
+        notes.append(f"SkyPilot does not provision {layout.provider}: no cloud is pinned")
+    setup = (
+        f"{install}\n"
+        f"mkdir -p {CONFIG_DIR}\n"
+        f"cat > {CONFIG_DIR}/{training.filename} <<'{HEREDOC_END}'\n"
+        f"{training.text}"
+        f"{HEREDOC_END}\n"
+    )
+    run = f'MASTER_ADDR=$(echo "$SKYPILOT_NODE_IPS" | head -n1)\n{start}\n'
+    envs: dict[str, Any] = {}
+    if layout.framework == "megatron":
+        envs["DATA_PATH"] = None
+        envs["LR"] = "3.0e-4"
+        notes.append("pass --env DATA_PATH=... to sky launch; mount the data with file_mounts")
+    if layout.hf_repo:
+        envs["HF_TOKEN"] = None
+    task: dict[str, Any] = {
+        "name": f"gpuplan-{layout.model.name}".replace(".", "-").lower(),
+        "resources": resources,
+        "num_nodes": layout.nodes,
+    }
+    if envs:
+        task["envs"] = envs
+    task["setup"] = setup
+    task["run"] = run
+    header = comment_block(
+        ["SkyPilot task written by gpuplan", layout.summary(), "sky launch -c train THIS_FILE"]
+    )
+    return ExportedFile("skypilot_task.yaml", yaml_document(task, header), tuple(notes))

@@ -1,0 +1,276 @@
+"""Launch-config exports: each file parses and carries the plan's layout."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tomllib
+
+import pytest
+import yaml
+
+from gpuplan.errors import InputError
+from gpuplan.export import FORMATS, ExportError, export_plan, write_export
+from gpuplan.scenario import parse_scenario
+
+
+def _plan(**strategy):
+    layout = {
+        "dp": 2,
+        "tp": 8,
+        "pp": 4,
+        "vpp": 2,
+        "cp": 1,
+        "ep": 1,
+        "zero": 1,
+        "micro_batch": 1,
+        "recompute": "selective",
+        "offload": "none",
+        "flash_attention": True,
+        "sequence_parallel": True,
+        "framework": "megatron",
+    }
+    layout.update(strategy)
+    count = layout["dp"] * layout["tp"] * layout["pp"] * layout["cp"]
+    return {
+        "gpu": "h100-sxm-80gb",
+        "count": count,
+        "nodes": max(1, count // 8),
+        "strategy": layout,
+        "cost": {"offer": "lambda-8xh100-sxm", "provider": "Lambda"},
+    }
+
+
+def _data_parallel_plan(**strategy):
+    return _plan(dp=16, tp=1, pp=1, vpp=1, zero=3, micro_batch=2, framework="fsdp", **strategy)
+
+
+@pytest.fixture(scope="module")
+def scenario():
+    return parse_scenario(
+        {"model": "llama-3.1-70b", "seq_len": 8192, "global_batch": 512, "tokens": "1T"}
+    )
+
+
+STEPS = -(-1_000_000_000_000 // (512 * 8192))
+
+
+def test_torchtitan_toml_carries_the_layout(scenario):
+    exported = export_plan(_plan(), scenario, "torchtitan")
+    config = tomllib.loads(exported.text)
+    assert exported.filename.endswith(".toml")
+    assert config["model"] == {
+        "name": "llama3",
+        "flavor": "70B",
+        "hf_assets_path": "./assets/hf/Llama-3.1-70B",
+    }
+    parallelism = config["parallelism"]
+    assert parallelism["tensor_parallel_degree"] == 8
+    assert parallelism["pipeline_parallel_degree"] == 4
+    assert parallelism["data_parallel_shard_degree"] == 2
+    assert parallelism["pipeline_parallel_schedule"] == "Interleaved1F1B"
+    assert parallelism["pipeline_parallel_microbatch_size"] == 1
+    assert parallelism["pipeline_parallel_layers_per_stage"] == 10
+    training = config["training"]
+    assert training["global_batch_size"] == 512
+    assert training["local_batch_size"] == 256
+    assert training["seq_len"] == 8192
+    assert training["steps"] == STEPS
+    assert config["activation_checkpoint"]["mode"] == "selective"
+    assert "8 node(s)" in exported.text
+
+
+def test_torchtitan_fp8_replication_and_compile(scenario):
+    fp8 = parse_scenario(
+        {"model": "llama-3.1-8b", "tokens": "10B", "global_batch": 64, "precision": "fp8"}
+    )
+    plan = _plan(dp=8, tp=1, pp=1, vpp=1, zero=0, recompute="full")
+    config = tomllib.loads(export_plan(plan, fp8, "torchtitan").text)
+    assert config["model"]["flavor"] == "8B"
+    assert config["model"]["converters"] == ["quantize.linear.float8"]
+    assert "quantize" in config and "float8" in config["quantize"]["linear"]
+    assert config["parallelism"]["data_parallel_replicate_degree"] == 8
+    assert config["parallelism"]["data_parallel_shard_degree"] == 1
+    assert config["training"]["local_batch_size"] == 1
+    assert config["activation_checkpoint"]["mode"] == "full"
+    assert config["compile"]["enable"] is False
+
+
+def test_torchtitan_unknown_shape_leaves_flavor_for_the_user():
+    mistral = parse_scenario({"model": "mistral-7b-v0.3", "tokens": "1B", "global_batch": 64})
+    exported = export_plan(_plan(dp=8, tp=1, pp=1, vpp=1), mistral, "torchtitan")
+    assert tomllib.loads(exported.text)["model"]["flavor"] == ""
+    assert any("flavor" in note for note in exported.notes)
+
+
+def test_megatron_script_carries_the_layout(scenario):
+    exported = export_plan(_plan(), scenario, "megatron")
+    text = exported.text
+    for expected in (
+        "--tensor-model-parallel-size 8",
+        "--pipeline-model-parallel-size 4",
+        "--num-layers-per-virtual-pipeline-stage 10",
+        "--context-parallel-size 1",
+        "--sequence-parallel",
+        "--use-distributed-optimizer",
+        "--recompute-granularity selective",
+        "--micro-batch-size 1",
+        "--global-batch-size 512",
+        "--seq-length 8192",
+        f"--train-iters {STEPS}",
+        "--num-layers 80",
+        "--hidden-size 8192",
+        "--ffn-hidden-size 28672",
+        "--num-attention-heads 64",
+        "--group-query-attention",
+        "--num-query-groups 8",
+        "--swiglu",
+        "--normalization RMSNorm",
+        "--position-embedding-type rope",
+        "--bf16",
+        "NNODES=${NNODES:-8}",
+        "GPUS_PER_NODE=8",
+        "pretrain_gpt.py",
+    ):
+        assert expected in text, expected
+    assert text.startswith("#!/usr/bin/env bash\n")
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
+def test_megatron_script_is_valid_bash(scenario, tmp_path):
+    path = write_export(export_plan(_plan(recompute="full"), scenario, "megatron"), tmp_path)
+    result = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "--recompute-method uniform" in path.read_text()
+
+
+def test_megatron_refuses_what_it_cannot_run(scenario):
+    with pytest.raises(ExportError, match="torchtitan"):
+        export_plan(_plan(zero=3), scenario, "megatron")
+    with pytest.raises(ExportError, match="deepspeed"):
+        export_plan(_plan(offload="optimizer+params"), scenario, "megatron")
+    lora = parse_scenario(
+        {"model": "llama-3.1-8b", "method": "lora", "tokens": "1B", "global_batch": 64}
+    )
+    with pytest.raises(ExportError, match="accelerate"):
+        export_plan(_plan(dp=8, tp=1, pp=1, vpp=1), lora, "megatron")
+
+
+def test_deepspeed_json_carries_the_layout(scenario):
+    exported = export_plan(_data_parallel_plan(offload="optimizer+params"), scenario, "deepspeed")
+    config = json.loads(exported.text)
+    assert config["train_batch_size"] == 512
+    assert config["train_micro_batch_size_per_gpu"] == 2
+    assert config["gradient_accumulation_steps"] == 512 // (2 * 16)
+    assert config["zero_optimization"]["stage"] == 3
+    assert config["zero_optimization"]["offload_optimizer"]["device"] == "cpu"
+    assert config["zero_optimization"]["offload_param"]["device"] == "cpu"
+    assert config["bf16"]["enabled"] is True and config["fp16"]["enabled"] is False
+    assert "activation_checkpointing" in config
+    assert any("--num_nodes 2" in note for note in exported.notes)
+
+
+def test_deepspeed_refuses_model_parallelism(scenario):
+    with pytest.raises(ExportError, match="megatron or torchtitan"):
+        export_plan(_plan(), scenario, "deepspeed")
+
+
+def test_accelerate_yaml_carries_the_layout(scenario):
+    exported = export_plan(_data_parallel_plan(), scenario, "accelerate")
+    config = yaml.safe_load(exported.text)
+    assert config["distributed_type"] == "FSDP"
+    assert config["num_machines"] == 2
+    assert config["num_processes"] == 16
+    assert config["mixed_precision"] == "bf16"
+    fsdp = config["fsdp_config"]
+    assert fsdp["fsdp_sharding_strategy"] == "FULL_SHARD"
+    assert fsdp["fsdp_activation_checkpointing"] is True
+    assert fsdp["fsdp_offload_params"] is False
+    assert fsdp["fsdp_transformer_layer_cls_to_wrap"] == "LlamaDecoderLayer"
+    assert "per-device batch 2, gradient accumulation 16" in exported.text
+
+
+@pytest.mark.parametrize(("zero", "strategy"), [(0, "NO_SHARD"), (2, "SHARD_GRAD_OP")])
+def test_accelerate_sharding_follows_zero(scenario, zero, strategy):
+    plan = _data_parallel_plan()
+    plan["strategy"]["zero"] = zero
+    config = yaml.safe_load(export_plan(plan, scenario, "accelerate").text)
+    assert config["fsdp_config"]["fsdp_sharding_strategy"] == strategy
+
+
+def test_accelerate_refuses_pipeline_parallelism(scenario):
+    with pytest.raises(ExportError, match="torchtitan or megatron"):
+        export_plan(_plan(), scenario, "accelerate")
+
+
+@pytest.mark.parametrize(
+    ("framework", "launcher"), [("megatron", "pretrain_gpt.py"), ("fsdp", "torchtitan.train")]
+)
+def test_skypilot_task_carries_the_layout(scenario, framework, launcher):
+    exported = export_plan(_plan(framework=framework), scenario, "skypilot")
+    task = yaml.safe_load(exported.text)
+    assert task["resources"]["accelerators"] == "H100:8"
+    assert task["resources"]["cloud"] == "lambda"
+    assert task["num_nodes"] == 8
+    assert "SKYPILOT_NODE_RANK" in task["run"]
+    assert "SKYPILOT_NODE_IPS" in task["run"]
+    assert launcher in task["setup"] + task["run"]
+
+
+def test_skypilot_refuses_a_gpu_it_cannot_provision():
+    chinese = parse_scenario({"model": "llama-3.1-8b", "tokens": "1B", "global_batch": 64})
+    plan = _plan(dp=8, tp=1, pp=1, vpp=1)
+    plan["gpu"] = "h20-96gb"
+    with pytest.raises(ExportError, match="SkyPilot has no accelerator"):
+        export_plan(plan, chinese, "skypilot")
+
+
+def test_unknown_format_names_the_accepted_ones(scenario):
+    with pytest.raises(InputError) as error:
+        export_plan(_plan(), scenario, "slurm")
+    message = str(error.value)
+    assert "\n" not in message
+    assert all(fmt in message for fmt in FORMATS)
+
+
+def test_layout_that_does_not_cover_the_gpus_is_refused(scenario):
+    plan = _plan()
+    plan["count"] = 128
+    with pytest.raises(ExportError, match="must equal the GPU count"):
+        export_plan(plan, scenario, "torchtitan")
+
+
+def test_scenario_without_tokens_is_refused():
+    no_tokens = parse_scenario({"model": "llama-3.1-70b", "global_batch": 512})
+    with pytest.raises(ExportError, match="tokens"):
+        export_plan(_plan(), no_tokens, "megatron")
+
+
+def test_write_is_atomic_and_does_not_overwrite(scenario, tmp_path):
+    exported = export_plan(_plan(), scenario, "torchtitan")
+    path = write_export(exported, tmp_path)
+    assert path == tmp_path / exported.filename
+    assert path.read_text() == exported.text
+    assert [entry.name for entry in tmp_path.iterdir()] == [exported.filename]
+    with pytest.raises(ExportError, match="already exists"):
+        write_export(exported, tmp_path)
+    assert path.read_text() == exported.text
+    other = export_plan(_plan(recompute="full"), scenario, "torchtitan")
+    write_export(other, path, overwrite=True)
+    assert path.read_text() == other.text
+    assert [entry.name for entry in tmp_path.iterdir()] == [exported.filename]
+
+
+def test_write_to_a_missing_directory_is_refused(scenario, tmp_path):
+    exported = export_plan(_plan(), scenario, "torchtitan")
+    with pytest.raises(ExportError, match="no such directory"):
+        write_export(exported, tmp_path / "absent" / "train.toml")
+
+
+def test_toml_strings_are_escaped():
+    from gpuplan.export.toml_text import toml_document
+
+    text = 'a "quoted" \\ path\nwith\ttabs and \x01 control'
+    document = toml_document({"job": {"description": text, "dotted.key": 1}})
+    assert tomllib.loads(document) == {"job": {"description": text, "dotted.key": 1}}
