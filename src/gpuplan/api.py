@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuplan.errors import InputError
+from gpuplan.estimate.efficiency import MachineMeasurements
 from gpuplan.estimate.frameworks import FRAMEWORK_CODES, resolve_framework_codes
 from gpuplan.estimate.memory import estimate_memory
 from gpuplan.estimate.reliability import dataset_read_check, estimate_reliability
@@ -19,13 +20,38 @@ def _scalar(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
-def estimate(scenario: Mapping[str, Any] | str | Path | Scenario) -> dict[str, Any]:
+def machine_measurements(profile_id: int | None) -> MachineMeasurements | None:
+    """The calibration profile of stored bench run ``profile_id`` as the speed model's input."""
+    if profile_id is None:
+        return None
+    from gpuplan.bench.profile import load_profile
+
+    profile = load_profile(profile_id)
+    if not profile.gpu_id:
+        raise InputError(
+            f"profile: bench run {profile_id} measured no catalog GPU; it cannot calibrate a GPU"
+        )
+    return MachineMeasurements(
+        gpu_id=profile.gpu_id,
+        matmul_ceiling=dict(profile.matmul_efficiency),
+        hbm_efficiency=profile.hbm_efficiency,
+        intra_node_link_efficiency=profile.intra_node_bus_bandwidth_efficiency,
+        network_efficiency=profile.inter_node_bus_bandwidth_efficiency,
+        source=f"gpuplan bench run {profile.source_run_id} ({profile.source_date})",
+    )
+
+
+def estimate(
+    scenario: Mapping[str, Any] | str | Path | Scenario, profile: int | None = None
+) -> dict[str, Any]:
     """Memory, throughput, goodput and duration of one training layout on one cluster, in base
     units (DESIGN.md's JSON contract, extended with the step-time breakdown and reliability).
 
     ``scenario`` is a mapping, a YAML/JSON path, or a parsed :class:`Scenario`; its
-    ``hardware.gpu`` is required (``plan`` searches hardware instead).
+    ``hardware.gpu`` is required (``plan`` searches hardware instead). ``profile`` is a stored
+    ``gpuplan bench`` run whose measurements replace the built-in efficiencies for its GPU.
     """
+    measured = machine_measurements(profile)
     parsed = scenario if isinstance(scenario, Scenario) else parse_scenario(scenario)
     if parsed.cluster is None:
         raise InputError(
@@ -41,7 +67,16 @@ def estimate(scenario: Mapping[str, Any] | str | Path | Scenario) -> dict[str, A
         int(resolve_framework_codes(job.framework, layout.tp, layout.pp, layout.zero))
     ]
     warnings = layout_warnings(parsed, strategy)
-    step = estimate_step_time(job, cluster, layout, flash_attention=strategy.flash_attention)
+    step = estimate_step_time(
+        job, cluster, layout, flash_attention=strategy.flash_attention, measured=measured
+    )
+    if measured is not None:
+        if measured.applies_to(cluster.gpu.id):
+            warnings.append(f"calibrated with {measured.source}")
+        else:
+            warnings.append(
+                f"profile is for {measured.gpu_id}, not {cluster.gpu.id}: built-in efficiencies used"
+            )
     options = parsed.reliability
     reliability = estimate_reliability(
         job,
@@ -170,8 +205,10 @@ def plan_search(
     from gpuplan.units import parse_amount, parse_duration
 
     parsed = scenario if isinstance(scenario, Scenario) else parse_scenario(scenario)
+    profile = options.pop("profile", None)
     request = PlanRequest(
         scenario=parsed,
+        measured=machine_measurements(profile),
         objective=objective,
         budget=parse_amount(budget) if budget else None,
         deadline_seconds=parse_duration(deadline) if deadline is not None else None,

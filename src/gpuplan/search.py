@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gpuplan.errors import InputError
+from gpuplan.estimate.efficiency import MachineMeasurements
 from gpuplan.estimate.frameworks import FRAMEWORK_CODES, resolve_framework_codes
 from gpuplan.estimate.memory import estimate_memory
 from gpuplan.estimate.reliability import estimate_reliability
@@ -82,6 +83,7 @@ class PlanRequest:
     limit: int = 20
     offers_file: str | None = None
     discount_factors: dict[str, Decimal] = field(default_factory=dict)
+    measured: MachineMeasurements | None = None
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
@@ -302,7 +304,11 @@ def evaluate_gpu(
             continue
         feasible = candidates.take(fits)
         step = estimate_step_time(
-            job, cluster, feasible.layout, flash_attention=scenario.strategy.flash_attention
+            job,
+            cluster,
+            feasible.layout,
+            flash_attention=scenario.strategy.flash_attention,
+            measured=request.measured,
         )
         options = scenario.reliability
         reliability = estimate_reliability(

@@ -9,6 +9,14 @@ import typer
 
 from gpuplan.cli.catalog_commands import JsonOption
 
+ProfileOption = Annotated[
+    int | None,
+    typer.Option(
+        "--profile",
+        help="A stored `gpuplan bench` run: its measured efficiencies replace the built-in ones for its GPU.",
+    ),
+]
+
 PART_LABELS = {
     "weights": "weights",
     "gradients": "gradients",
@@ -36,11 +44,12 @@ def register(app: typer.Typer) -> None:
 
 def estimate(
     scenario: Annotated[Path, typer.Argument(help="Scenario file (YAML or JSON), see examples/.")],
+    profile: ProfileOption = None,
     json_output: JsonOption = False,
 ) -> None:
     from gpuplan.api import estimate as run_estimate
 
-    result = run_estimate(scenario)
+    result = run_estimate(scenario, profile=profile)
     show_result(result, json_output)
 
 

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from gpuplan.cli.catalog_commands import JsonOption
+from gpuplan.cli.estimate_commands import ProfileOption
 
 PLAN_HELP = """Search every GPU type, cluster size and parallel layout for the cheapest, fastest, or best
 plan under a budget and a deadline. Give a scenario file, flags, or both (flags win).
@@ -91,6 +92,7 @@ def plan(
     export_path: Annotated[
         Path, typer.Option("--export-path", help="Where to write the export.")
     ] = Path("."),
+    profile: ProfileOption = None,
     json_output: JsonOption = False,
 ) -> None:
     from gpuplan.api import plan_search
@@ -133,6 +135,8 @@ def plan(
     if offers is not None:
         options["offers_file"] = str(offers)
     options["limit"] = limit
+    if profile is not None:
+        options["profile"] = profile
     parsed = parse_scenario(scenario)
     result = plan_search(parsed, **options)
     exported = None

@@ -264,6 +264,12 @@ def import_skypilot(
 
 def quote_command(
     offer: Annotated[str, typer.Option("--offer", help="Offer id (`gpuplan offers` lists them).")],
+    scenario: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Scenario file: quote the duration, tokens and GPU count the models predict."
+        ),
+    ] = None,
     duration: Annotated[
         str | None,
         typer.Option("--duration", help="Wall-clock time: 40d, 720h, 6w, 3mo (30 days)."),
@@ -323,6 +329,15 @@ def quote_command(
         rates.rate(currency)
     chosen = _book(offers_file, discount, rates).get(offer)
     token_count = float(parse_tokens(tokens)) if tokens is not None else None
+    restart_seconds = parse_duration(restart_overhead)
+    if scenario is not None:
+        predicted = _predicted_job(scenario, chosen)
+        token_count = token_count or predicted["tokens"]
+        tokens_per_second = tokens_per_second or predicted["tokens_per_second"]
+        count = max(count, predicted["instances"])
+        restart_seconds = predicted["restart_seconds"]
+        if duration is None:
+            duration = f"{predicted['seconds']}s"
     if duration is not None:
         if duration.strip().startswith("-"):
             raise InputError(f"--duration must not be negative, got {duration!r}")
@@ -345,7 +360,7 @@ def quote_command(
         usage=usage,
         tokens=token_count,
         tokens_per_second=tokens_per_second,
-        spot=SpotAssumptions(interruptions_per_hour, parse_duration(restart_overhead)),
+        spot=SpotAssumptions(interruptions_per_hour, restart_seconds),
         tax_rate=Decimal(repr(tax_rate)) if tax_rate is not None else None,
         rates=rates,
     ).to_dict(currency, rates)
@@ -355,6 +370,37 @@ def quote_command(
         print_json(result)
         return
     _print_quote(result)
+
+
+def _predicted_job(scenario: Path, offer: Any) -> dict[str, Any]:
+    """Duration, tokens, throughput and instance count the models predict for a scenario run on
+    ``offer``'s GPU; spot restarts lose the reliability model's restart time."""
+    from gpuplan.api import estimate
+    from gpuplan.errors import InputError
+    from gpuplan.scenario import read_scenario_file
+
+    data = read_scenario_file(scenario)
+    hardware = dict(data.get("hardware") or {})
+    hardware.setdefault("gpu", offer.gpu)
+    hardware.setdefault("count", offer.gpus)
+    data["hardware"] = hardware
+    result = estimate(data)
+    if result["hardware"]["gpu"] != offer.gpu:
+        raise InputError(
+            f"scenario: hardware.gpu {result['hardware']['gpu']} differs from the offer's GPU {offer.gpu}"
+        )
+    if not result["duration"]["seconds"]:
+        raise InputError(
+            "scenario: tokens missing; the duration to quote comes from tokens / throughput"
+        )
+    return {
+        "seconds": result["duration"]["seconds"],
+        "tokens": float(result["duration"]["tokens"]),
+        "tokens_per_second": result["throughput"]["tokens_per_second"]
+        * result["reliability"]["goodput"],
+        "instances": -(-result["hardware"]["count"] // offer.gpus),
+        "restart_seconds": result["reliability"]["restart_seconds"],
+    }
 
 
 def _print_quote(result: dict[str, Any]) -> None:

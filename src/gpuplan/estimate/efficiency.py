@@ -18,7 +18,7 @@ own measurements.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -78,8 +78,31 @@ class Efficiency:
 FITTED_FIELDS = tuple(f.name for f in fields(Efficiency))
 
 
-def matmul_ceiling(gpu_id: str, dtype: str) -> float:
-    """MAMF share of the dense peak for ``gpu_id`` and ``dtype`` (bf16 for fp16 and tf32)."""
+@dataclass(frozen=True)
+class MachineMeasurements:
+    """What one rented machine measured (``gpuplan bench``), as shares of its catalog peaks.
+
+    Each field, when set, replaces a built-in figure for that GPU: the MAMF ceiling per dtype,
+    the HBM efficiency, and the peak bus-bandwidth efficiency of the node's link and of the
+    network (``comm.LinkModel.peak_efficiency``).
+    """
+
+    gpu_id: str
+    matmul_ceiling: dict[str, float] = field(default_factory=dict)
+    hbm_efficiency: float | None = None
+    intra_node_link_efficiency: float | None = None
+    network_efficiency: float | None = None
+    source: str = ""
+
+    def applies_to(self, gpu_id: str) -> bool:
+        return self.gpu_id == gpu_id
+
+
+def matmul_ceiling(gpu_id: str, dtype: str, measured: MachineMeasurements | None = None) -> float:
+    """MAMF share of the dense peak for ``gpu_id`` and ``dtype`` (bf16 for fp16 and tf32); a
+    machine's own measurement wins."""
+    if measured is not None and measured.applies_to(gpu_id) and dtype in measured.matmul_ceiling:
+        return measured.matmul_ceiling[dtype]
     table = MAXIMUM_ACHIEVABLE_MATMUL.get(gpu_id, {})
     key = dtype if dtype in ("bf16", "fp8") else "bf16"
     if key in table:

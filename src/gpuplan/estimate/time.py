@@ -28,13 +28,18 @@ al. 2021, section 2.2) plus the exposed gradient synchronisation and the optimiz
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
 
-from gpuplan.estimate.comm import collective_seconds, parallel_groups
-from gpuplan.estimate.efficiency import Efficiency, default_efficiency, matmul_ceiling
+from gpuplan.estimate.comm import DEFAULT_LINKS, LinkModel, collective_seconds, parallel_groups
+from gpuplan.estimate.efficiency import (
+    Efficiency,
+    MachineMeasurements,
+    default_efficiency,
+    matmul_ceiling,
+)
 from gpuplan.estimate.flops import RECOMPUTE_FULL, RECOMPUTE_SELECTIVE, training_flops_per_token
 from gpuplan.estimate.frameworks import FRAMEWORK_CODES, profile_values, resolve_framework_codes
 from gpuplan.estimate.memory import (
@@ -145,10 +150,15 @@ def estimate_step_time(
     layout: Layout,
     efficiency: Efficiency | None = None,
     flash_attention: bool = True,
+    measured: MachineMeasurements | None = None,
 ) -> StepTime:
-    """Seconds per optimizer step and the throughput they give (module docstring)."""
+    """Seconds per optimizer step and the throughput they give (module docstring). ``measured``
+    (a calibration profile of the rented machine) replaces the built-in ceilings for its GPU."""
     constants = efficiency or default_efficiency()
     model, gpu = job.model, cluster.gpu
+    links = measured_links(measured, gpu.id)
+    if measured is not None and measured.applies_to(gpu.id) and measured.hbm_efficiency:
+        constants = constants.with_values(memory_bandwidth_efficiency=measured.hbm_efficiency)
     codes = resolve_framework_codes(job.framework, layout.tp, layout.pp, layout.zero)
     tp, pp, cp = layout.tp.astype(float), layout.pp.astype(float), layout.cp.astype(float)
     vpp = layout.vpp.astype(float)
@@ -175,7 +185,7 @@ def estimate_step_time(
     )
     dtype = matmul_dtype(job, cluster)
     peak = gpu.peak(dtype)
-    ceiling = matmul_ceiling(gpu.id, dtype)
+    ceiling = matmul_ceiling(gpu.id, dtype, measured)
     layer_efficiency = ceiling * layer_matmul_efficiency(model, layout, tokens, constants)
     head_efficiency = (
         ceiling
@@ -227,14 +237,16 @@ def estimate_step_time(
         * layers_on_stage
         * tp_collectives
         * collective_seconds(
-            "all_reduce", activation_bytes, groups["tp"].size, groups["tp"].stride, cluster
+            "all_reduce", activation_bytes, groups["tp"].size, groups["tp"].stride, cluster, links
         )
     )
     kv_bytes = tokens * 2 * model.kv_width * BF16 / tp
     ring = (
         3.0
         * (cp - 1.0)
-        * collective_seconds("p2p", kv_bytes, groups["cp"].size, groups["cp"].stride, cluster)
+        * collective_seconds(
+            "p2p", kv_bytes, groups["cp"].size, groups["cp"].stride, cluster, links
+        )
     )
     attention_per_layer = attention / np.maximum(layers_on_stage, 1.0)
     context_parallel = layers_on_stage * np.maximum(ring - attention_per_layer, 0.0)
@@ -244,7 +256,7 @@ def estimate_step_time(
         4.0
         * moe_layers
         * collective_seconds(
-            "all_to_all", dispatch_bytes, groups["ep"].size, groups["ep"].stride, cluster
+            "all_to_all", dispatch_bytes, groups["ep"].size, groups["ep"].stride, cluster, links
         )
         if model.is_moe
         else np.zeros_like(compute)
@@ -254,7 +266,9 @@ def estimate_step_time(
         layout.pp > 1,
         2.0
         * vpp
-        * collective_seconds("p2p", send_bytes, groups["pp"].size, groups["pp"].stride, cluster),
+        * collective_seconds(
+            "p2p", send_bytes, groups["pp"].size, groups["pp"].stride, cluster, links
+        ),
         0.0,
     )
 
@@ -263,7 +277,7 @@ def estimate_step_time(
     shard = (layout.dp * layout.cp).astype(float)
     reduce_bytes_per_param = np.where(codes == FRAMEWORK_CODES.index("megatron"), 4.0, 2.0)
     gather = 2.0 * collective_seconds(
-        "all_gather", stage_params * BF16, dp_group.size, dp_group.stride, cluster
+        "all_gather", stage_params * BF16, dp_group.size, dp_group.stride, cluster, links
     )
     scatter = collective_seconds(
         "reduce_scatter",
@@ -271,6 +285,7 @@ def estimate_step_time(
         dp_group.size,
         dp_group.stride,
         cluster,
+        links,
     )
     zero3_comm = np.where(layout.zero == 3, gather + scatter, 0.0)
     zero3_exposed = np.maximum(zero3_comm - constants.data_parallel_overlap * compute, 0.0)
@@ -287,10 +302,15 @@ def estimate_step_time(
     bubble_micro_batches = np.where(layout.pp > 1, (pp - 1.0) / vpp, 0.0)
 
     all_reduce = collective_seconds(
-        "all_reduce", stage_params * reduce_bytes_per_param, dp_group.size, dp_group.stride, cluster
+        "all_reduce",
+        stage_params * reduce_bytes_per_param,
+        dp_group.size,
+        dp_group.stride,
+        cluster,
+        links,
     )
     sharded_sync = scatter + collective_seconds(
-        "all_gather", stage_params * BF16, dp_group.size, dp_group.stride, cluster
+        "all_gather", stage_params * BF16, dp_group.size, dp_group.stride, cluster, links
     )
     gradient_sync = np.where(
         layout.zero == 0, all_reduce, np.where(layout.zero == 3, 0.0, sharded_sync)
@@ -334,6 +354,19 @@ def estimate_step_time(
     )
 
 
+def measured_links(measured: MachineMeasurements | None, gpu_id: str) -> dict[str, LinkModel]:
+    """The link models with a machine's measured peak bus-bandwidth efficiencies."""
+    links = dict(DEFAULT_LINKS)
+    if measured is None or not measured.applies_to(gpu_id):
+        return links
+    if measured.intra_node_link_efficiency:
+        for kind in ("nvlink", "pcie"):
+            links[kind] = replace(links[kind], peak_efficiency=measured.intra_node_link_efficiency)
+    if measured.network_efficiency:
+        links["network"] = replace(links["network"], peak_efficiency=measured.network_efficiency)
+    return links
+
+
 def qlora_dequantization_seconds(job: TrainingJob, layout: Layout, bandwidth: float) -> FloatArray:
     """QLoRA dequantizes every 4-bit linear weight to bf16 before each matmul, in the forward
     pass and again for the input gradient (bitsandbytes ``MatMul4Bit``; Dettmers et al. 2023):
@@ -363,8 +396,6 @@ def per_op_recompute_flops_per_token(model: ModelSpec) -> float:
 
 
 def _without_recompute(layout: Layout) -> Layout:
-    from dataclasses import replace
-
     return replace(layout, recompute=np.zeros_like(layout.recompute))
 
 
