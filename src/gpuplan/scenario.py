@@ -7,6 +7,7 @@ error names the field and the accepted values, on one line.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +69,18 @@ STRATEGY_KEYS = (
     "sequence_parallel",
 )
 LORA_KEYS = ("rank", "alpha", "targets", "dropout", "double_quant")
+
+
+DEFAULT_GLOBAL_BATCH_TOKENS = 2**20
+"""About a million tokens per optimizer step when the scenario gives no batch: the order of
+magnitude fine-tuning recipes use (torchtune, litgpt: 32-256 sequences) and the low end of
+pre-training (Llama 3: 4M-16M tokens; Dubey et al. 2024, section 3.4.1)."""
+
+
+def default_global_batch(seq_len: int) -> int:
+    """Sequences per step for :data:`DEFAULT_GLOBAL_BATCH_TOKENS`, a power of two so that data
+    parallel sizes divide it."""
+    return max(1, 2 ** round(math.log2(DEFAULT_GLOBAL_BATCH_TOKENS / seq_len)))
 
 
 class ScenarioError(InputError):
@@ -256,9 +269,7 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
         sequence_parallel=_boolean(strategy_data, "sequence_parallel", "strategy.", True),
     )
     if not global_batch:
-        global_batch = (
-            max(1, count // (strategy.tp * strategy.pp * strategy.cp)) * strategy.micro_batch
-        )
+        global_batch = default_global_batch(seq_len)
 
     job = TrainingJob(
         model=model,
