@@ -18,7 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
-from gpuplan.accuracy import predict_tokens_per_second_per_gpu, prepare_throughput_rows, summarize
+from gpuplan.accuracy import (
+    predict_tokens_per_second_per_gpu,
+    prepare_throughput_rows,
+    summarize,
+)
 from gpuplan.estimate.efficiency import FITTED_FIELDS, Efficiency
 
 BOUNDS = {

@@ -8,23 +8,17 @@ layouts within each workload.
 from __future__ import annotations
 
 import argparse
-import math
 from collections import defaultdict
 
 from gpuplan.accuracy import (
     constant_mfu_prediction,
+    fitted_constant_mfu,
     predict_tokens_per_second_per_gpu,
     prepare_throughput_rows,
     ranking_regrets,
+    relative_error,
     summarize,
 )
-
-
-def fitted_constant_mfu() -> float:
-    """The baseline's one constant: the geometric mean of measured/predicted over the fit rows."""
-    rows, _ = prepare_throughput_rows("fit")
-    logs = [math.log(item.measured / constant_mfu_prediction(item, 1.0)) for item in rows]
-    return math.exp(sum(logs) / len(logs))
 
 
 def main() -> None:
@@ -45,7 +39,7 @@ def main() -> None:
         predicted = predict_tokens_per_second_per_gpu(item)
         baseline = constant_mfu_prediction(item, baseline_mfu)
         predictions[item.row.id] = predicted
-        error = (predicted - item.measured) / item.measured
+        error = relative_error(predicted, item.measured)
         baseline_error = (baseline - item.measured) / item.measured
         model_errors[item.row.source].append(error)
         baseline_errors[item.row.source].append(baseline_error)

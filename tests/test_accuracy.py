@@ -70,12 +70,12 @@ def prepared_test_rows():
 
 
 def test_speed_error_on_held_out_rows_is_bounded(prepared_test_rows):
-    from gpuplan.accuracy import predict_tokens_per_second_per_gpu
+    from gpuplan.accuracy import predict_tokens_per_second_per_gpu, relative_error
 
     rows, _ = prepared_test_rows
     assert len(rows) >= 150
     errors = [
-        (predict_tokens_per_second_per_gpu(item) - item.measured) / item.measured for item in rows
+        relative_error(predict_tokens_per_second_per_gpu(item), item.measured) for item in rows
     ]
     summary = summarize(errors)
     assert summary.mean_absolute <= SPEED_MAPE_BOUND, summary
@@ -83,23 +83,20 @@ def test_speed_error_on_held_out_rows_is_bounded(prepared_test_rows):
 
 
 def test_speed_model_beats_one_constant_mfu(prepared_test_rows):
-    import math
-
     from gpuplan.accuracy import (
         constant_mfu_prediction,
+        fitted_constant_mfu,
         predict_tokens_per_second_per_gpu,
-        prepare_throughput_rows,
+        relative_error,
     )
 
-    fit_rows, _ = prepare_throughput_rows("fit")
-    logs = [math.log(item.measured / constant_mfu_prediction(item, 1.0)) for item in fit_rows]
-    constant = math.exp(sum(logs) / len(logs))
+    constant = fitted_constant_mfu()
     rows, _ = prepared_test_rows
     model = summarize(
-        [(predict_tokens_per_second_per_gpu(i) - i.measured) / i.measured for i in rows]
+        [relative_error(predict_tokens_per_second_per_gpu(i), i.measured) for i in rows]
     )
     baseline = summarize(
-        [(constant_mfu_prediction(i, constant) - i.measured) / i.measured for i in rows]
+        [relative_error(constant_mfu_prediction(i, constant), i.measured) for i in rows]
     )
     assert model.mean_absolute < baseline.mean_absolute - 0.05
 

@@ -12,6 +12,7 @@ compared with ``allocated_bytes`` (``torch.cuda.max_memory_allocated``), ``reser
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from statistics import median
 
@@ -38,6 +39,13 @@ PREDICTION_FOR_METRIC = {
 }
 
 
+def relative_error(predicted: float | None, measured: float | None) -> float | None:
+    """``(predicted - measured) / measured``; ``None`` when either is missing."""
+    if predicted is None or not measured:
+        return None
+    return (predicted - measured) / measured
+
+
 @dataclass(frozen=True)
 class MemoryComparison:
     """One row: measured and predicted bytes (or the OOM verdict), with the relative error."""
@@ -49,9 +57,7 @@ class MemoryComparison:
 
     @property
     def relative_error(self) -> float | None:
-        if self.predicted_bytes is None or not self.row.measured_bytes:
-            return None
-        return (self.predicted_bytes - self.row.measured_bytes) / self.row.measured_bytes
+        return relative_error(self.predicted_bytes, self.row.measured_bytes)
 
 
 def compare_memory_row(row: MemoryRow) -> MemoryComparison:
@@ -119,9 +125,7 @@ class ThroughputComparison:
 
     @property
     def relative_error(self) -> float | None:
-        if self.predicted is None or not self.measured:
-            return None
-        return (self.predicted - self.measured) / self.measured
+        return relative_error(self.predicted, self.measured)
 
 
 def measured_tokens_per_second_per_gpu(row: ThroughputRow) -> float | None:
@@ -231,3 +235,11 @@ def ranking_regrets(
         best = max(item.measured for item in members)
         regrets[key] = 1.0 - chosen.measured / best
     return regrets
+
+
+def fitted_constant_mfu() -> float:
+    """The baseline's one constant: the geometric mean of measured over predicted-at-100 %-MFU
+    tokens/s across the ``fit`` rows (the rows the speed model is fitted on)."""
+    rows, _ = prepare_throughput_rows("fit")
+    logs = [math.log(item.measured / constant_mfu_prediction(item, 1.0)) for item in rows]
+    return math.exp(sum(logs) / len(logs))

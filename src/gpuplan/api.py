@@ -10,7 +10,7 @@ from gpuplan.errors import InputError
 from gpuplan.estimate.efficiency import MachineMeasurements
 from gpuplan.estimate.frameworks import FRAMEWORK_CODES, resolve_framework_codes
 from gpuplan.estimate.memory import estimate_memory
-from gpuplan.estimate.reliability import dataset_read_check, estimate_reliability
+from gpuplan.estimate.reliability import dataset_read_check
 from gpuplan.estimate.time import estimate_step_time
 from gpuplan.scenario import Scenario, parse_scenario
 from gpuplan.units import SECONDS_PER_DAY
@@ -78,15 +78,7 @@ def estimate(
                 f"profile is for {measured.gpu_id}, not {cluster.gpu.id}: built-in efficiencies used"
             )
     options = parsed.reliability
-    reliability = estimate_reliability(
-        job,
-        cluster.count,
-        failures_per_gpu_hour=options.failures_per_gpu_hour,
-        asynchronous=options.asynchronous_checkpoints,
-        storage_write_bandwidth=options.storage_write_bandwidth,
-        storage_read_bandwidth=options.storage_read_bandwidth,
-        restart_seconds=options.restart_seconds,
-    )
+    reliability = options.estimate(job, cluster.count)
     goodput = float(reliability.goodput)
     effective_tokens_per_second = float(step.tokens_per_second) * goodput
     seconds = job.tokens / effective_tokens_per_second if job.tokens else None

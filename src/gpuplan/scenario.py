@@ -19,6 +19,8 @@ from gpuplan.estimate.reliability import (
     DEFAULT_STORAGE_READ_BANDWIDTH,
     DEFAULT_STORAGE_WRITE_BANDWIDTH,
     LLAMA3_FAILURES_PER_GPU_HOUR,
+    ReliabilityEstimate,
+    estimate_reliability,
 )
 from gpuplan.hardware.cluster import Cluster
 from gpuplan.strategy import Strategy
@@ -96,6 +98,18 @@ class ReliabilityOptions:
     storage_write_bandwidth: float = DEFAULT_STORAGE_WRITE_BANDWIDTH
     storage_read_bandwidth: float = DEFAULT_STORAGE_READ_BANDWIDTH
     asynchronous_checkpoints: bool = False
+
+    def estimate(self, job: TrainingJob, num_gpus: Any) -> ReliabilityEstimate:
+        """Checkpoints, failures and goodput of ``job`` on ``num_gpus`` (an int or an array)."""
+        return estimate_reliability(
+            job,
+            num_gpus,
+            failures_per_gpu_hour=self.failures_per_gpu_hour,
+            asynchronous=self.asynchronous_checkpoints,
+            storage_write_bandwidth=self.storage_write_bandwidth,
+            storage_read_bandwidth=self.storage_read_bandwidth,
+            restart_seconds=self.restart_seconds,
+        )
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,6 @@ from gpuplan.errors import InputError
 from gpuplan.estimate.efficiency import MachineMeasurements
 from gpuplan.estimate.frameworks import FRAMEWORK_CODES, resolve_framework_codes
 from gpuplan.estimate.memory import estimate_memory
-from gpuplan.estimate.reliability import estimate_reliability
 from gpuplan.estimate.time import estimate_step_time
 from gpuplan.hardware.cluster import Cluster
 from gpuplan.hardware.gpu import GPUSpec, MissingPeakError, MissingSpecError
@@ -310,16 +309,7 @@ def evaluate_gpu(
             flash_attention=scenario.strategy.flash_attention,
             measured=request.measured,
         )
-        options = scenario.reliability
-        reliability = estimate_reliability(
-            job,
-            feasible.count,
-            failures_per_gpu_hour=options.failures_per_gpu_hour,
-            asynchronous=options.asynchronous_checkpoints,
-            storage_write_bandwidth=options.storage_write_bandwidth,
-            storage_read_bandwidth=options.storage_read_bandwidth,
-            restart_seconds=options.restart_seconds,
-        )
+        reliability = scenario.reliability.estimate(job, feasible.count)
         goodput = np.asarray(reliability.goodput, dtype=float) * np.ones_like(step.step_seconds)
         tokens = max(job.tokens, 1)
         duration = tokens / (step.tokens_per_second * goodput)

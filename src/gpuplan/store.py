@@ -8,7 +8,6 @@ so a run is stored whole or not at all.
 from __future__ import annotations
 
 import json
-import math
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuplan.errors import InputError
+from gpuplan.jsonable import to_json
 
 DATA_DIR_VARIABLE = "GPUPLAN_DATA_DIR"
 DATABASE_NAME = "gpuplan.sqlite3"
@@ -69,16 +69,6 @@ class StoredRunSummary:
         }
 
 
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(item) for item in value]
-    return value
-
-
 def data_directory() -> Path:
     """Where gpuplan keeps its database (created on first use)."""
     configured = os.environ.get(DATA_DIR_VARIABLE)
@@ -125,7 +115,7 @@ def save_bench_run(result: dict[str, Any], path: Path | None = None) -> int:
         int(result["method_version"]),
         provenance["command"],
         result["worst_verdict"],
-        json.dumps(_finite(result), allow_nan=False, default=str),
+        to_json(result, indent=None),
     )
     with connect(path) as connection:
         cursor = connection.execute(

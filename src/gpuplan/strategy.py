@@ -87,10 +87,10 @@ class Strategy:
             raise StrategyError(
                 f"strategy.pp: {self.pp} is more than the model's {model.num_layers} layers"
             )
-        if self.vpp > 1 and (self.pp < 2 or model.num_layers % (self.pp * self.vpp)):
+        if self.vpp > 1 and (self.pp < 2 or self.pp * self.vpp > model.num_layers):
             raise StrategyError(
-                f"strategy.vpp: interleaving needs pp >= 2 and pp*vpp ({self.pp * self.vpp}) dividing "
-                f"the {model.num_layers} layers"
+                f"strategy.vpp: interleaving needs pp >= 2 and at least one layer per virtual stage "
+                f"(pp*vpp = {self.pp * self.vpp}, {model.num_layers} layers)"
             )
         if self.ep > 1:
             if not model.is_moe:
@@ -107,10 +107,6 @@ class Strategy:
             raise StrategyError(
                 f"strategy.micro_batch: dp*micro_batch = {dp * self.micro_batch} does not divide "
                 f"global_batch = {job.global_batch}"
-            )
-        if job.is_adapter and self.pp > 1:
-            raise StrategyError(
-                "strategy.pp: LoRA/QLoRA fine-tuning is modelled without pipeline parallelism; use pp: 1"
             )
         return Strategy(**{**{f.name: getattr(self, f.name) for f in fields(self)}, "dp": dp})
 

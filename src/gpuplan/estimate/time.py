@@ -222,6 +222,14 @@ def estimate_step_time(
         * recompute_traffic
         / (gpu.hbm_bandwidth() * constants.memory_bandwidth_efficiency)
     )
+    if dtype == "fp8":
+        memory_bound = memory_bound + fp8_cast_seconds(
+            model,
+            tokens,
+            layers_on_stage,
+            tp,
+            gpu.hbm_bandwidth() * constants.memory_bandwidth_efficiency,
+        )
     if job.method == "qlora":
         memory_bound = memory_bound + qlora_dequantization_seconds(
             job, layout, gpu.hbm_bandwidth() * constants.memory_bandwidth_efficiency
@@ -365,6 +373,23 @@ def measured_links(measured: MachineMeasurements | None, gpu_id: str) -> dict[st
     if measured.network_efficiency:
         links["network"] = replace(links["network"], peak_efficiency=measured.network_efficiency)
     return links
+
+
+def fp8_cast_seconds(
+    model: ModelSpec, tokens: FloatArray, layers: FloatArray, tp: FloatArray, bandwidth: float
+) -> FloatArray:
+    """fp8 matmuls need their operands cast: each linear's input in the forward pass, the output
+    gradient and the input again in the backward pass, each cast reading 2 bytes and writing 1
+    (Transformer Engine / torchao float8 delayed or dynamic scaling; the amax reductions ride on
+    the same reads). Per token and layer the linear inputs hold ``2h + q + F`` elements (QKV and
+    MLP inputs, the attention output, the down projection's input), split by TP."""
+    width = (
+        model.moe_intermediate_size * model.num_experts_per_token
+        if model.is_moe
+        else model.intermediate_size
+    )
+    elements = (2.0 * model.hidden_size + model.q_width + width) / tp
+    return np.asarray(3.0 * 3.0 * elements * tokens * layers / bandwidth, dtype=float)
 
 
 def qlora_dequantization_seconds(job: TrainingJob, layout: Layout, bandwidth: float) -> FloatArray:

@@ -1,0 +1,34 @@
+"""JSON in base units: one conversion for everything gpuplan prints or stores as JSON.
+
+Decimals become numbers, NumPy scalars and arrays become Python numbers and lists, tuples and
+sets become lists, and infinities and NaN become ``null`` so that any JSON parser reads the text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from decimal import Decimal
+from typing import Any
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` with every part replaced by its plain JSON counterpart (module docstring)."""
+    if isinstance(value, Decimal):
+        return float(value)
+    if hasattr(value, "tolist") and not isinstance(value, str | bytes):
+        return jsonable(value.tolist())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: jsonable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [jsonable(item) for item in value]
+    return value
+
+
+def to_json(data: Any, indent: int | None = 2) -> str:
+    """JSON text of ``data`` after :func:`jsonable`."""
+    return json.dumps(
+        jsonable(data), indent=indent, ensure_ascii=False, allow_nan=False, default=str
+    )
