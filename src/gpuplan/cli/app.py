@@ -7,6 +7,7 @@ Heavy modules (NumPy, the models, pricing) are imported inside the commands, so 
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
 import typer
 
@@ -16,6 +17,7 @@ from gpuplan.cli import (
     estimate_commands,
     plan_commands,
     pricing_commands,
+    serve_commands,
 )
 from gpuplan.errors import InputError
 
@@ -36,6 +38,21 @@ catalog_commands.register(app)
 estimate_commands.register(app)
 pricing_commands.register(app)
 bench_commands.register(app)
+serve_commands.register(app)
+
+
+@app.callback()
+def global_options(
+    lang: Annotated[
+        str | None,
+        typer.Option(
+            "--lang", help="Language of tables, messages and reports: en or zh (default: locale)."
+        ),
+    ] = None,
+) -> None:
+    from gpuplan.i18n import set_language
+
+    set_language(lang)
 
 
 def main() -> None:

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from gpuplan.cli.catalog_commands import JsonOption
+from gpuplan.cli.report_options import FormatOption, ReportOption, emit_report, wants_report
 
 VERDICT_STYLES = {"PASS": "green", "WARN": "yellow", "FAIL": "red", "SKIPPED": "dim"}
 
@@ -289,10 +290,19 @@ def history(
 def show(
     run_id: Annotated[int, typer.Argument(help="Run id from `gpuplan bench history`.")],
     json_output: JsonOption = False,
+    report: ReportOption = None,
+    output_format: FormatOption = "table",
 ) -> None:
     from gpuplan.store import load_bench_run
 
-    _show_result(load_bench_run(run_id), json_output)
+    run = load_bench_run(run_id)
+    if not json_output and wants_report(report, output_format):
+        from gpuplan.report.bench import build_bench_report
+
+        emit_report(lambda lang: build_bench_report(run, lang), report, output_format)
+        if output_format == "md":
+            return
+    _show_result(run, json_output)
 
 
 def compare(

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from gpuplan.cli.catalog_commands import JsonOption
+from gpuplan.cli.report_options import FormatOption, ReportOption, emit_report, wants_report
 
 ProfileOption = Annotated[
     int | None,
@@ -46,10 +47,20 @@ def estimate(
     scenario: Annotated[Path, typer.Argument(help="Scenario file (YAML or JSON), see examples/.")],
     profile: ProfileOption = None,
     json_output: JsonOption = False,
+    report: ReportOption = None,
+    output_format: FormatOption = "table",
 ) -> None:
     from gpuplan.api import estimate as run_estimate
 
     result = run_estimate(scenario, profile=profile)
+    if not json_output and wants_report(report, output_format):
+        from gpuplan.report.estimate import build_estimate_report
+        from gpuplan.scenario import read_scenario_file
+
+        asked = read_scenario_file(scenario)
+        emit_report(lambda lang: build_estimate_report(result, lang, asked), report, output_format)
+        if output_format == "md":
+            return
     show_result(result, json_output)
 
 
@@ -126,6 +137,7 @@ def show_memory(result: dict[str, Any]) -> None:
     from rich.table import Table
 
     from gpuplan.cli.output import console
+    from gpuplan.i18n import current_language, translate
 
     memory = result["memory"]
     strategy = result["strategy"]
@@ -135,25 +147,26 @@ def show_memory(result: dict[str, Any]) -> None:
         for key in ("dp", "tp", "pp", "cp", "ep", "zero", "micro_batch", "recompute")
         if key in strategy
     )
-    table = Table(
-        title=(
-            f"Memory per GPU: {result['model']['name']} on {hardware['count']} x {hardware['gpu']}\n"
-            f"[dim]{layout}, framework {strategy['framework']}[/dim]"
-        )
+    heading = translate(
+        "memory.title", model=result["model"]["name"], count=hardware["count"], gpu=hardware["gpu"]
     )
-    table.add_column("part")
+    table = Table(title=f"{heading}\n[dim]{layout}, framework {strategy['framework']}[/dim]")
+    table.add_column(translate("col.part"))
     table.add_column("GiB", justify="right")
     table.add_column("GB", justify="right")
     for name, value in memory["parts"].items():
-        table.add_row(PART_LABELS.get(name, name), f"{value / 2**30:.2f}", f"{value / 1e9:.2f}")
+        label = translate(f"part.{name}") if current_language() != "en" else None
+        table.add_row(
+            label or PART_LABELS.get(name, name), f"{value / 2**30:.2f}", f"{value / 1e9:.2f}"
+        )
     table.add_section()
     for label, key in (
-        ("allocated (max_memory_allocated)", "allocated_bytes"),
-        ("reserved (max_memory_reserved)", "reserved_bytes"),
-        ("peak (nvidia-smi)", "peak_bytes"),
-        ("GPU capacity", "capacity_bytes"),
+        ("memory.allocated", "allocated_bytes"),
+        ("memory.reserved", "reserved_bytes"),
+        ("memory.peak", "peak_bytes"),
+        ("memory.capacity", "capacity_bytes"),
     ):
-        table.add_row(label, f"{memory[key] / 2**30:.2f}", f"{memory[key] / 1e9:.2f}")
+        table.add_row(translate(label), f"{memory[key] / 2**30:.2f}", f"{memory[key] / 1e9:.2f}")
     console.print(table)
     usable = memory["capacity_bytes"] * (1 - memory["safety_margin"])
     if memory["fits"]:
@@ -188,19 +201,20 @@ def show_speed(result: dict[str, Any]) -> None:
     from rich.table import Table
 
     from gpuplan.cli.output import console
+    from gpuplan.i18n import current_language, translate
     from gpuplan.units import format_bytes, format_duration, format_tokens
 
     throughput = result["throughput"]
     step = throughput["step_seconds"]
-    table = Table(title=f"Step time: {step:.3f} s per optimizer step")
-    table.add_column("part")
-    table.add_column("seconds", justify="right")
-    table.add_column("share", justify="right")
+    table = Table(title=translate("step.title", seconds=f"{step:.3f}"))
+    table.add_column(translate("col.part"))
+    table.add_column(translate("col.seconds"), justify="right")
+    table.add_column(translate("col.share"), justify="right")
+    english = current_language() == "en"
     for name, seconds in throughput["breakdown"].items():
         if seconds > 0.0005 * step:
-            table.add_row(
-                BREAKDOWN_LABELS.get(name, name), f"{seconds:.3f}", f"{seconds / step:.1%}"
-            )
+            label = BREAKDOWN_LABELS.get(name, name) if english else translate(f"step.{name}")
+            table.add_row(label, f"{seconds:.3f}", f"{seconds / step:.1%}")
     console.print(table)
     dtype_note = " (fp8 speeds up the matmuls only)" if throughput["matmul_dtype"] == "fp8" else ""
     console.print(

@@ -9,6 +9,7 @@ import typer
 
 from gpuplan.cli.catalog_commands import JsonOption
 from gpuplan.cli.estimate_commands import ProfileOption
+from gpuplan.cli.report_options import FormatOption, ReportOption, emit_report, wants_report
 
 PLAN_HELP = """Search every GPU type, cluster size and parallel layout for the cheapest, fastest, or best
 plan under a budget and a deadline. Give a scenario file, flags, or both (flags win).
@@ -94,6 +95,8 @@ def plan(
     ] = Path("."),
     profile: ProfileOption = None,
     json_output: JsonOption = False,
+    report: ReportOption = None,
+    output_format: FormatOption = "table",
 ) -> None:
     from gpuplan.api import plan_search
     from gpuplan.presets import PRESETS
@@ -150,6 +153,17 @@ def plan(
 
         print_json(result)
         return
+    if wants_report(report, output_format):
+        from gpuplan.report.plan import build_plan_report, collect_plan_details
+
+        details = collect_plan_details(result, scenario)
+        emit_report(
+            lambda lang: build_plan_report(result, scenario, details, lang, options),
+            report,
+            output_format,
+        )
+        if output_format == "md":
+            return
     show_plans(result)
     if exported is not None:
         from gpuplan.cli.output import console
@@ -177,28 +191,33 @@ def show_plans(result: dict[str, Any]) -> None:
     from rich.table import Table
 
     from gpuplan.cli.output import console
+    from gpuplan.i18n import translate
     from gpuplan.units import format_money, format_tokens
 
     plans = result["plans"]
-    title = (
-        f"Plans by {result['objective']}: {len(plans)} shown, "
-        f"{result['evaluated']:,} layouts evaluated in {result['seconds']:.2f} s"
+    title = translate(
+        "plan.title",
+        objective=result["objective"],
+        shown=len(plans),
+        evaluated=f"{result['evaluated']:,}",
+        seconds=f"{result['seconds']:.2f}",
     )
     table = Table(title=title)
-    for column in (
-        "#",
-        "GPUs",
-        "layout",
-        "GiB/GPU",
-        "tokens/s",
-        "MFU",
-        "days",
-        "cost",
-        "per M tok",
-        "offer",
+    for key in (
+        "col.rank",
+        "col.gpus",
+        "col.layout",
+        "col.gib_per_gpu",
+        "col.tokens_per_s",
+        "col.mfu",
+        "col.days",
+        "col.cost",
+        "col.per_m_tok",
+        "col.offer",
     ):
         table.add_column(
-            column, justify="left" if column in ("GPUs", "layout", "offer") else "right"
+            translate(key),
+            justify="left" if key in ("col.gpus", "col.layout", "col.offer") else "right",
         )
     for rank, row in enumerate(plans, start=1):
         cost = row["cost"]
@@ -206,17 +225,18 @@ def show_plans(result: dict[str, Any]) -> None:
             str(rank),
             f"{row['count']}x {row['gpu']}",
             _layout_text(row["strategy"]),
-            f"{row['memory']['peak_bytes'] / 2**30:.0f} ({row['memory']['headroom']:.0%} free)",
+            f"{row['memory']['peak_bytes'] / 2**30:.0f} "
+            f"({row['memory']['headroom']:.0%} {translate('plan.free')})",
             format_tokens(row["throughput"]["tokens_per_second"]),
             f"{row['throughput']['mfu']:.0%}",
             f"{row['duration']['days']:.2f}",
             format_money(cost["total"], cost["currency"], 0)
             if cost
-            else f"{row['gpu_hours']:,.0f} GPU-h",
+            else translate("plan.gpu_hours", hours=f"{row['gpu_hours']:,.0f}"),
             format_money(cost["per_million_tokens"], cost["currency"])
             if cost and cost["per_million_tokens"]
             else "-",
-            f"{cost['provider']}, {cost['billing_mix']}" if cost else "no offer",
+            f"{cost['provider']}, {cost['billing_mix']}" if cost else translate("plan.no_offer"),
         )
     console.print(table)
     if result["pareto"] and result["objective"] != "pareto":
@@ -224,7 +244,7 @@ def show_plans(result: dict[str, Any]) -> None:
             f"{point['count']}x{point['gpu']} {point['days']:.1f}d {format_money(point['cost'], result['currency'], 0)}"
             for point in result["pareto"][:6]
         )
-        console.print(f"[dim]Pareto front (cost vs days):[/dim] {front}")
+        console.print(f"[dim]{translate('plan.pareto_line')}[/dim] {front}")
     console.print(result["explanation"])
     for skipped in result.get("skipped_gpus", []):
-        console.print(f"[dim]skipped: {skipped}[/dim]")
+        console.print(f"[dim]{translate('plan.skipped', reason=skipped)}[/dim]")

@@ -11,6 +11,8 @@ if TYPE_CHECKING:
     from gpuplan.pricing.currency import ExchangeRates
     from gpuplan.pricing.offers import OfferBook
 
+from gpuplan.cli.report_options import FormatOption, ReportOption, emit_report, wants_report
+
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON in base units.")]
 OffersFileOption = Annotated[
     Path | None,
@@ -315,6 +317,8 @@ def quote_command(
     discount: DiscountOption = None,
     fx: FxOption = None,
     json_output: JsonOption = False,
+    report: ReportOption = None,
+    output_format: FormatOption = "table",
 ) -> None:
     from decimal import Decimal
 
@@ -369,6 +373,12 @@ def quote_command(
 
         print_json(result)
         return
+    if wants_report(report, output_format):
+        from gpuplan.report.quote import build_quote_report
+
+        emit_report(lambda lang: build_quote_report(result, lang), report, output_format)
+        if output_format == "md":
+            return
     _print_quote(result)
 
 
@@ -421,12 +431,14 @@ def _print_quote(result: dict[str, Any]) -> None:
         console.print(
             f"  (paid but unused: {format_duration(result['billing_mix']['unused_seconds'])})"
         )
+    from gpuplan.i18n import translate
+
     table = Table()
-    table.add_column("kind")
-    table.add_column("item", max_width=34)
-    table.add_column("quantity", justify="right")
-    table.add_column("amount", justify="right", no_wrap=True)
-    table.add_column("observed", no_wrap=True)
+    table.add_column(translate("col.kind"))
+    table.add_column(translate("col.item"), max_width=34)
+    table.add_column(translate("col.quantity"), justify="right")
+    table.add_column(translate("col.amount"), justify="right", no_wrap=True)
+    table.add_column(translate("col.observed"), no_wrap=True)
     hidden = 0
     for line in result["lines"]:
         if line["kind"] == "fee" and not line["amount"]:
@@ -447,7 +459,11 @@ def _print_quote(result: dict[str, Any]) -> None:
             line.get("observed", ""),
         )
     table.add_row(
-        "", "[bold]total[/bold]", "", f"[bold]{_money(result['total'], currency)}[/bold]", ""
+        "",
+        f"[bold]{translate('word.total')}[/bold]",
+        "",
+        f"[bold]{_money(result['total'], currency)}[/bold]",
+        "",
     )
     console.print(table)
     if hidden:
@@ -495,6 +511,8 @@ def tco_command(
     offers_file: OffersFileOption = None,
     fx: FxOption = None,
     json_output: JsonOption = False,
+    report: ReportOption = None,
+    output_format: FormatOption = "table",
 ) -> None:
     from decimal import Decimal
 
@@ -519,14 +537,21 @@ def tco_command(
 
         print_json(result)
         return
+    if wants_report(report, output_format):
+        from gpuplan.report.tco import build_tco_report
+
+        emit_report(lambda lang: build_tco_report(result, lang), report, output_format)
+        if output_format == "md":
+            return
     from rich.table import Table
 
     from gpuplan.cli.output import console
+    from gpuplan.i18n import translate
 
     currency = result["currency"]
-    table = Table(title=f"Buy versus rent over {result['years']} years ({currency}, cumulative)")
-    for column in ("year", "buy", "rent", "buy - rent"):
-        table.add_column(column, justify="right")
+    table = Table(title=translate("tco.title", years=result["years"], currency=currency))
+    for column in ("col.year", "col.buy", "col.rent", "col.buy_minus_rent"):
+        table.add_column(translate(column), justify="right")
     for row in result["table"]:
         table.add_row(
             str(row["year"]),
@@ -537,12 +562,21 @@ def tco_command(
     console.print(table)
     buy = result["buy"]
     console.print(
-        f"Buy: capex {_money(buy['capex_total'], currency)}, financing {_money(buy['financing_interest'], currency)}, "
-        f"refresh {_money(buy['refresh_per_year'], currency)}/year, residual value {_money(buy['residual_value'], currency)}"
+        translate(
+            "tco.buy_line",
+            capex=_money(buy["capex_total"], currency),
+            financing=_money(buy["financing_interest"], currency),
+            refresh=_money(buy["refresh_per_year"], currency),
+            residual=_money(buy["residual_value"], currency),
+        )
     )
     console.print(
-        f"Total: buy {_money(result['buy_total'], currency)} vs rent {_money(result['rent_total'], currency)}; "
-        f"renting saves {_money(result['rent_saving'], currency)}"
+        translate(
+            "tco.total_line",
+            buy=_money(result["buy_total"], currency),
+            rent=_money(result["rent_total"], currency),
+            saving=_money(result["rent_saving"], currency),
+        )
         + (
             f" ({float(result['rent_saving_share']):.0%})"
             if result["rent_saving_share"] is not None
@@ -551,15 +585,13 @@ def tco_command(
     )
     month = result["break_even_month"]
     console.print(
-        f"Break-even month: {month}"
-        if month
-        else "Cumulative rent never reaches the cost of owning within the horizon."
+        translate("tco.break_even_month", month=month) if month else translate("tco.never")
     )
     utilization = result["break_even_utilization"]
     console.print(
-        f"Buying pays off above {float(utilization):.0%} utilization."
+        translate("tco.pays_off", share=f"{float(utilization):.0%}")
         if utilization is not None
-        else "Buying does not pay off at any utilization with these inputs."
+        else translate("tco.never_pays")
     )
 
 

@@ -1,0 +1,331 @@
+"""The plan report: the answer first, then the top plan's memory and step time, the cost-versus-
+days scatter with the Pareto front, the billing modes of the chosen offer and buy versus rent."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from gpuplan.i18n import format_days, format_money, format_share, translate
+from gpuplan.report import charts
+from gpuplan.report.assumptions import assumptions_section
+from gpuplan.report.common import generated_line, layout_text, scenario_section, warnings_section
+from gpuplan.report.document import Chart, Paragraph, Report, Section, Table
+from gpuplan.report.estimate import memory_section, step_section
+from gpuplan.report.quote import billing_section
+from gpuplan.report.tco import tco_section
+
+TCO_YEARS = 3
+ASSUMED_PUE = Decimal("1.3")
+ASSUMED_USD_PER_KWH = Decimal("0.10")
+ASSUMED_HOST_WATTS = Decimal(2000)
+STRATEGY_FIELDS = (
+    "dp",
+    "tp",
+    "pp",
+    "vpp",
+    "cp",
+    "ep",
+    "zero",
+    "micro_batch",
+    "recompute",
+    "offload",
+)
+
+
+def top_plan_scenario(scenario: Mapping[str, Any], plan: Mapping[str, Any]) -> dict[str, Any]:
+    """The scenario with the top plan's hardware and layout filled in, for ``estimate``."""
+    strategy = plan["strategy"]
+    return {
+        **scenario,
+        "framework": strategy.get("framework", scenario.get("framework", "auto")),
+        "hardware": {"gpu": plan["gpu"], "count": plan["count"]},
+        "strategy": {key: strategy[key] for key in STRATEGY_FIELDS if key in strategy},
+    }
+
+
+def collect_plan_details(result: Mapping[str, Any], scenario: Mapping[str, Any]) -> dict[str, Any]:
+    """What the report shows beyond the search result: the top plan's full estimate, the quote
+    of its offer (billing modes) and a buy-versus-rent comparison where the GPU has a price."""
+    from gpuplan.api import estimate
+
+    details: dict[str, Any] = {"estimate": None, "quote": None, "tco": None}
+    if not result["plans"]:
+        return details
+    top = result["plans"][0]
+    details["estimate"] = estimate(top_plan_scenario(scenario, top))
+    cost = top.get("cost")
+    if cost:
+        from gpuplan.pricing.currency import default_rates
+        from gpuplan.pricing.offers import OfferBook
+        from gpuplan.pricing.quote import quote
+
+        rates = default_rates()
+        offer = OfferBook.build().get(cost["offer"])
+        chosen = quote(
+            offer,
+            top["duration"]["seconds"],
+            instances=cost["instances"],
+            tokens=details["estimate"]["duration"]["tokens"],
+            rates=rates,
+        )
+        details["quote"] = chosen.to_dict(result["currency"], rates)
+        details["tco"] = _buy_versus_rent(top, offer, cost["instances"], result["currency"], rates)
+    return details
+
+
+def _buy_versus_rent(
+    top: Mapping[str, Any], offer: Any, instances: int, currency: str, rates: Any
+) -> dict[str, Any] | None:
+    """Owning the plan's GPUs at the catalog price against renting the offer all year."""
+    from gpuplan.catalog import load_gpu
+    from gpuplan.pricing.quote import quote
+    from gpuplan.pricing.tco import PowerInputs, TCOInputs, compare
+    from gpuplan.units import SECONDS_PER_MONTH
+
+    gpu = load_gpu(top["gpu"])
+    if not gpu.purchase_price_usd or not gpu.tdp_watts:
+        return None
+    count = offer.gpus * instances
+    price = rates.convert(Decimal(str(gpu.purchase_price_usd)), "USD", currency)
+    monthly = rates.convert(
+        quote(offer, SECONDS_PER_MONTH, instances=instances, rates=rates).total,
+        offer.currency,
+        currency,
+    )
+    nodes = -(-count // gpu.gpus_per_node)
+    inputs = TCOInputs(
+        currency=currency,
+        years=TCO_YEARS,
+        utilization=Decimal(1),
+        capex={"gpus": price * count},
+        cost_of_capital=Decimal(0),
+        depreciation_years=None,
+        residual_share=Decimal(0),
+        operations={},
+        refresh_per_year=Decimal(0),
+        power=PowerInputs(
+            gpu_tdp_watts=Decimal(str(gpu.tdp_watts)),
+            gpus_per_node=min(count, gpu.gpus_per_node),
+            nodes=nodes,
+            host_watts_per_node=ASSUMED_HOST_WATTS,
+            pue=ASSUMED_PUE,
+            price_per_kwh=rates.convert(ASSUMED_USD_PER_KWH, "USD", currency),
+        ),
+        rent_monthly=monthly,
+        rent_offer=None,
+        rent_instances=instances,
+        gpus=count,
+        sources={},
+    )
+    result = compare(inputs)
+    result["assumed"] = {
+        "gpus": count,
+        "price": price,
+        "pue": ASSUMED_PUE,
+        "price_per_kwh": rates.convert(ASSUMED_USD_PER_KWH, "USD", currency),
+    }
+    return result
+
+
+def plans_section(result: Mapping[str, Any], lang: str) -> Section:
+    """The ranked plans as a table, and the search's own explanation."""
+    currency = result["currency"]
+    rows = []
+    for rank, row in enumerate(result["plans"], start=1):
+        cost = row["cost"]
+        rows.append(
+            [
+                str(rank),
+                f"{row['count']}x {row['gpu']}",
+                layout_text(row["strategy"]),
+                f"{row['memory']['peak_bytes'] / 2**30:.0f} ({format_share(row['memory']['headroom'])} "
+                + translate("plan.free", lang)
+                + ")",
+                f"{row['throughput']['tokens_per_second']:,.0f}",
+                format_share(row["throughput"]["mfu"]),
+                f"{row['duration']['days']:.2f}",
+                format_money(cost["total"], cost["currency"], lang, 0)
+                if cost
+                else translate("plan.gpu_hours", lang, hours=f"{row['gpu_hours']:,.0f}"),
+                format_money(cost["per_million_tokens"], currency, lang)
+                if cost and cost["per_million_tokens"]
+                else "-",
+                f"{cost['provider']}, {cost['billing_mix']}"
+                if cost
+                else translate("plan.no_offer", lang),
+            ]
+        )
+    headers = [
+        translate(key, lang)
+        for key in (
+            "col.rank", "col.gpus", "col.layout", "col.gib_per_gpu", "col.tokens_per_s", "col.mfu",
+            "col.days", "col.cost", "col.per_m_tok", "col.offer",
+        )
+    ]  # fmt: skip
+    title = translate(
+        "plan.title",
+        lang,
+        objective=result["objective"],
+        shown=len(result["plans"]),
+        evaluated=f"{result['evaluated']:,}",
+        seconds=f"{result['seconds']:.2f}",
+    )
+    blocks: list[Any] = [Paragraph(title), Table(headers, rows, frozenset({0, 3, 4, 5, 6, 7, 8}))]
+    blocks.append(Paragraph(result["explanation"]))
+    blocks += [
+        Paragraph(translate("plan.skipped", lang, reason=text))
+        for text in result.get("skipped_gpus", [])
+    ]
+    return Section(translate("report.plans", lang), blocks, anchor="plans")
+
+
+def pareto_section(result: Mapping[str, Any], lang: str) -> Section | None:
+    """Cost against days for every priced plan shown, the Pareto front as a line."""
+    points = [
+        (row["duration"]["days"], float(row["cost"]["total"]))
+        for row in result["plans"]
+        if row["cost"]
+    ]
+    front = [
+        (point["days"], float(point["cost"]))
+        for point in result["pareto"]
+        if point["cost"] is not None
+    ]
+    if not points and not front:
+        return None
+    top = result["plans"][0] if result["plans"] else None
+    chosen = (top["duration"]["days"], float(top["cost"]["total"])) if top and top["cost"] else None
+    svg = charts.scatter(
+        translate("report.pareto", lang),
+        points + front,
+        front,
+        translate("axis.days", lang),
+        translate("axis.cost", lang, currency=result["currency"]),
+        chosen=chosen,
+        labels=(
+            translate("chart.plans", lang),
+            translate("chart.pareto", lang),
+            translate("chart.chosen", lang),
+        ),
+    )
+    rows = [
+        [
+            f"{point['count']}x {point['gpu']}",
+            f"{point['days']:.2f}",
+            format_money(point["cost"], result["currency"], lang, 0),
+        ]
+        for point in result["pareto"]
+        if point["cost"] is not None
+    ]
+    headers = [
+        translate("col.gpus", lang),
+        translate("col.days", lang),
+        translate("col.cost", lang),
+    ]
+    return Section(
+        translate("report.pareto", lang),
+        [
+            Chart(svg, translate("report.pareto_caption", lang)),
+            Table(headers, rows, frozenset({1, 2})),
+        ],
+        anchor="pareto",
+    )
+
+
+def plan_answer(result: Mapping[str, Any], lang: str) -> list[str]:
+    """The top plan in one sentence, then its layout."""
+    if not result["plans"]:
+        return [translate("report.no_plan", lang, reason=result["explanation"])]
+    top = result["plans"][0]
+    cost = top["cost"]
+    days = format_days(top["duration"]["days"], lang)
+    if cost:
+        sentence = translate(
+            "report.answer.plan",
+            lang,
+            count=top["count"],
+            gpu=top["gpu"],
+            days=days,
+            cost=format_money(cost["total"], cost["currency"], lang, 0),
+            per_million=format_money(cost["per_million_tokens"], cost["currency"], lang)
+            if cost["per_million_tokens"]
+            else "-",
+            provider=cost["provider"],
+            mix=cost["billing_mix"],
+        )
+    else:
+        sentence = translate(
+            "report.answer.plan_unpriced", lang, count=top["count"], gpu=top["gpu"], days=days
+        )
+    return [sentence, layout_text(top["strategy"])]
+
+
+def build_plan_report(
+    result: Mapping[str, Any],
+    scenario: Mapping[str, Any],
+    details: Mapping[str, Any],
+    lang: str,
+    options: Mapping[str, Any] | None = None,
+) -> Report:
+    """The whole plan report from the search result and :func:`collect_plan_details`."""
+    sections = [scenario_section(scenario, options, lang), plans_section(result, lang)]
+    estimate = details.get("estimate")
+    if estimate:
+        sections += [memory_section(estimate, lang), step_section(estimate, lang)]
+    pareto = pareto_section(result, lang)
+    if pareto:
+        sections.append(pareto)
+    quote = details.get("quote")
+    if quote:
+        sections.append(billing_section(quote, lang))
+    tco = details.get("tco")
+    if tco:
+        assumed = tco["assumed"]
+        note = translate(
+            "report.tco_plan_note",
+            lang,
+            gpus=assumed["gpus"],
+            price=format_money(assumed["price"], tco["currency"], lang, 0),
+            kwh=format_money(assumed["price_per_kwh"], tco["currency"], lang, 3),
+            pue=assumed["pue"],
+        )
+        sections.append(tco_section(tco, lang, note))
+    warnings = list(estimate.get("warnings", [])) if estimate else []
+    if quote:
+        warnings += quote.get("warnings", [])
+    block = warnings_section(warnings, lang)
+    if block:
+        sections.append(block)
+    gpus = [row["gpu"] for row in result["plans"]]
+    currencies = [result["currency"]]
+    if quote and "exchange_rate" in quote:
+        currencies.append(quote["exchange_rate"]["from"])
+    extra = []
+    if tco:
+        extra.append(
+            [
+                translate("assume.power", lang),
+                f"PUE {ASSUMED_PUE}, ${ASSUMED_USD_PER_KWH}/kWh, {ASSUMED_HOST_WATTS} W/node",
+                translate("word.assumed", lang),
+                "",
+            ]
+        )
+    sections.append(
+        assumptions_section(
+            lang,
+            gpus=gpus,
+            offer=quote["offer"] if quote else None,
+            currencies=[*currencies, "USD"] if tco else currencies,
+            extra=extra,
+        )
+    )
+    return Report(
+        "plan",
+        translate("report.title.plan", lang),
+        lang,
+        plan_answer(result, lang),
+        sections,
+        generated=generated_line(lang),
+    )

@@ -1,0 +1,149 @@
+"""The quote report: the itemized bill and each billing mode alone for the same job."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpuplan.i18n import format_money, format_share, translate
+from gpuplan.report import charts
+from gpuplan.report.assumptions import assumptions_section
+from gpuplan.report.common import generated_line
+from gpuplan.report.document import Chart, Paragraph, Report, Section, Table
+
+
+def _duration(seconds: float) -> str:
+    from gpuplan.units import format_duration
+
+    return format_duration(seconds)
+
+
+def billing_section(quote: Mapping[str, Any], lang: str) -> Section:
+    """Bars of the offer's compute cost under each plan alone; the cheapest mix highlighted."""
+    currency = quote["currency"]
+    items = [(entry["plan"], float(entry["total_compute"])) for entry in quote["plans_alone"]]
+    mix_label = translate("chart.chosen", lang) + ": " + quote["billing_mix"]["description"]
+    items.append((mix_label[:48], float(quote["billing_mix"]["per_instance"]) * quote["instances"]))
+    svg = charts.horizontal_bars(
+        translate("report.billing", lang) + f" ({quote['offer']})",
+        items,
+        translate("axis.cost", lang, currency=currency),
+        value_format=lambda value: format_money(value, currency, lang, 0),
+        highlight=len(items) - 1,
+    )
+    rows = [
+        [entry["plan"], entry["mode"], format_money(entry["total_compute"], currency, lang)]
+        for entry in quote["plans_alone"]
+    ]
+    headers = [
+        translate("col.plan", lang),
+        translate("col.mode", lang),
+        translate("col.compute_cost", lang),
+    ]
+    blocks: list[Any] = [
+        Paragraph(translate("quote.mix", lang, mix=quote["billing_mix"]["description"])),
+        Chart(svg, translate("report.billing_caption", lang)),
+        Table(headers, rows, frozenset({2})),
+    ]
+    spot = quote.get("spot")
+    if spot:
+        blocks.append(
+            Paragraph(
+                translate(
+                    "quote.spot",
+                    lang,
+                    expected=format_money(spot["expected_compute"], currency, lang),
+                    interruptions=f"{spot['expected_interruptions']:.1f}",
+                    rate=f"{spot['interruptions_per_hour']:.3g}",
+                    lost=_duration(spot["restart_overhead_seconds"]),
+                    fallback=format_money(spot["on_demand_fallback_compute"], currency, lang),
+                )
+            )
+        )
+    return Section(translate("report.billing", lang), blocks, anchor="billing")
+
+
+def lines_section(quote: Mapping[str, Any], lang: str) -> Section:
+    """Every charge with its source date; fee items that cost nothing are left out."""
+    currency = quote["currency"]
+    rows = []
+    for line in quote["lines"]:
+        if line["kind"] == "fee" and not line.get("amount"):
+            continue
+        quantity = line.get("quantity")
+        if line["kind"] == "compute" and line.get("unit") != "blocks":
+            quantity_text = translate("quote.billed", lang, duration=_duration(float(quantity)))
+        elif quantity is not None:
+            quantity_text = f"{float(quantity):,.4g} {line.get('unit', '')}"
+        else:
+            quantity_text = ""
+        rows.append(
+            [
+                line["kind"],
+                str(line["item"]),
+                quantity_text,
+                format_money(line.get("amount"), currency, lang),
+                str(line.get("observed", "")),
+            ]
+        )
+    rows.append(
+        ["", translate("word.total", lang), "", format_money(quote["total"], currency, lang), ""]
+    )
+    headers = [
+        translate(key, lang)
+        for key in ("col.kind", "col.item", "col.quantity", "col.amount", "col.observed")
+    ]
+    summary = translate(
+        "quote.fees_line",
+        lang,
+        share=format_share(quote["hidden_fee_share"], 1),
+        per_gpu_hour=format_money(quote.get("per_gpu_hour"), currency, lang),
+    )
+    if quote.get("per_million_tokens") is not None:
+        summary += translate(
+            "quote.per_million",
+            lang,
+            amount=format_money(quote["per_million_tokens"], currency, lang),
+        )
+    return Section(
+        translate("report.quote_lines", lang),
+        [Table(headers, rows, frozenset({2, 3})), Paragraph(summary)],
+        anchor="lines",
+    )
+
+
+def quote_answer(quote: Mapping[str, Any], lang: str) -> str:
+    currency = quote["currency"]
+    return translate(
+        "report.answer.quote",
+        lang,
+        instances=quote["instances"],
+        offer=quote["offer"],
+        duration=_duration(quote["duration_seconds"]),
+        total=format_money(quote["total"], currency, lang),
+        per_gpu_hour=format_money(quote.get("per_gpu_hour"), currency, lang),
+        fees_share=format_share(quote["hidden_fee_share"], 1),
+    )
+
+
+def build_quote_report(quote: Mapping[str, Any], lang: str) -> Report:
+    """The whole quote report."""
+    currencies = [quote["currency"]]
+    if "exchange_rate" in quote:
+        currencies.append(quote["exchange_rate"]["from"])
+    sections = [
+        lines_section(quote, lang),
+        billing_section(quote, lang),
+        assumptions_section(
+            lang, gpus=[quote["gpu"]], offer=quote["offer"], currencies=currencies, speed=False
+        ),
+    ]
+    return Report(
+        "quote",
+        translate("report.title.quote", lang),
+        lang,
+        [quote_answer(quote, lang)],
+        sections,
+        warnings=list(quote.get("warnings", [])),
+        generated=generated_line(lang),
+    )
