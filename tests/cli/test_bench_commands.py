@@ -8,19 +8,7 @@ import sys
 
 import pytest
 
-from gpuplan.cli.app import main
 from gpuplan.store import save_bench_run
-
-
-def run(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["gpuplan", *args])
-    try:
-        main()
-        code = 0
-    except SystemExit as done:
-        code = done.code if isinstance(done.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture
@@ -82,43 +70,41 @@ def stored_run() -> int:
     )
 
 
-def test_without_torch_bench_says_what_to_install(monkeypatch, capsys, data_dir):
+def test_without_torch_bench_says_what_to_install(cli, monkeypatch, data_dir):
     monkeypatch.setitem(sys.modules, "torch", None)
-    code, out, err = run(monkeypatch, capsys, "bench", "--device", "cpu", "--quick")
+    code, out, err = cli("bench", "--device", "cpu", "--quick")
     assert code == 2
     assert out == ""
     assert err.strip().count("\n") == 0
     assert "PyTorch" in err and "pip install 'gpuplan[bench]'" in err
 
 
-def test_bad_input_names_the_field(monkeypatch, capsys, data_dir):
-    code, _, err = run(monkeypatch, capsys, "bench", "--device", "tpu")
+def test_bad_input_names_the_field(cli, data_dir):
+    code, _, err = cli("bench", "--device", "tpu")
     assert code == 2 and err.startswith("error: --device")
-    code, _, err = run(monkeypatch, capsys, "bench", "show", "99")
+    code, _, err = cli("bench", "show", "99")
     assert code == 2 and "run id" in err
 
 
-def test_collectives_prints_launch_lines(monkeypatch, capsys):
-    code, out, _ = run(monkeypatch, capsys, "bench", "--collectives", "--nodes", "4", "--json")
+def test_collectives_prints_launch_lines(cli):
+    code, out, _ = cli("bench", "--collectives", "--nodes", "4", "--json")
     assert code == 0
     commands = json.loads(out)
     assert "torchrun --nnodes 4" in commands["torchrun"]
     assert commands["slurm"].startswith("srun")
 
 
-def test_history_show_and_compare(monkeypatch, capsys, data_dir):
+def test_history_show_and_compare(cli, data_dir):
     run_id = stored_run()
-    code, out, _ = run(monkeypatch, capsys, "bench", "history", "--json")
+    code, out, _ = cli("bench", "history", "--json")
     assert code == 0 and json.loads(out)[0]["id"] == run_id
-    code, out, _ = run(monkeypatch, capsys, "bench", "history")
+    code, out, _ = cli("bench", "history")
     assert code == 0 and "node-1" in out
-    code, out, _ = run(monkeypatch, capsys, "bench", "show", str(run_id), "--json")
+    code, out, _ = cli("bench", "show", str(run_id), "--json")
     assert code == 0 and json.loads(out)["figures"][0]["key"] == "matmul.bf16"
-    code, out, _ = run(monkeypatch, capsys, "bench", "show", str(run_id))
+    code, out, _ = cli("bench", "show", str(run_id))
     assert code == 0 and "matmul bf16" in out and "WARN" in out
-    code, out, _ = run(
-        monkeypatch,
-        capsys,
+    code, out, _ = cli(
         "bench",
         "compare",
         str(run_id),
@@ -133,16 +119,14 @@ def test_history_show_and_compare(monkeypatch, capsys, data_dir):
     assert figures["matmul.bf16"]["verdict"] == "WARN"
     assert figures["collectives.all_reduce.inter_node"]["spec"] == 50e9
     assert figures["collectives.all_reduce.inter_node"]["verdict"] == "PASS"
-    code, out, _ = run(monkeypatch, capsys, "bench", "compare", str(run_id), "lambda-b200-x1")
+    code, out, _ = cli("bench", "compare", str(run_id), "lambda-b200-x1")
     assert code == 0 and "FAIL" in out
 
 
 @pytest.mark.slow
-def test_cpu_quick_bench_end_to_end(monkeypatch, capsys, data_dir, tmp_path):
+def test_cpu_quick_bench_end_to_end(cli, data_dir, tmp_path):
     pytest.importorskip("torch")
-    code, out, _ = run(
-        monkeypatch,
-        capsys,
+    code, out, _ = cli(
         "bench",
         "--device",
         "cpu",
@@ -159,7 +143,7 @@ def test_cpu_quick_bench_end_to_end(monkeypatch, capsys, data_dir, tmp_path):
     result = json.loads(out)
     assert result["provenance"]["command"].startswith("gpuplan bench --device cpu")
     assert result["method_version"] >= 1
-    code, out, _ = run(monkeypatch, capsys, "bench", "history", "--json")
+    code, out, _ = cli("bench", "history", "--json")
     assert json.loads(out)[0]["id"] == result["id"]
 
 

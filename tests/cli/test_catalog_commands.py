@@ -10,53 +10,34 @@ from pathlib import Path
 import pytest
 
 from gpuplan.catalog import model_names
-from gpuplan.cli.app import main
 
 ENTRY_POINT = "import sys; from gpuplan.cli.app import main; sys.exit(main())"
 
 
-def run(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str
-) -> tuple[int, str, str]:
-    """Call main() as the console script does; return (exit code, stdout, stderr)."""
-    monkeypatch.setattr(sys, "argv", ["gpuplan", *args])
-    try:
-        main()
-        code = 0
-    except SystemExit as done:
-        code = done.code if isinstance(done.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def test_models_json_holds_every_model(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, _ = run(monkeypatch, capsys, "models", "--json")
+def test_models_json_holds_every_model(cli, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli("models", "--json")
     assert code == 0
     rows = json.loads(out)
     assert [row["name"] for row in rows] == model_names()
     assert all(isinstance(row["total_params"], int) and row["total_params"] > 0 for row in rows)
 
 
-def test_model_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(monkeypatch, capsys, "model", "llama-3.1-8b", "--json")
+def test_model_json(cli, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli("model", "llama-3.1-8b", "--json")
     assert code == 0
     assert json.loads(out)["total_params"] == 8_030_261_248
 
 
-def test_model_from_a_config_file(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_model_from_a_config_file(cli, tmp_path: Path) -> None:
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"model_type": "llama"}), encoding="utf-8")
-    code, out, _ = run(monkeypatch, capsys, "model", str(path), "--json")
+    code, out, _ = cli("model", str(path), "--json")
     assert code == 0
     assert json.loads(out)["total_params"] == 6_738_415_616
 
 
-def test_gpu_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(monkeypatch, capsys, "gpu", "h100", "--json")
+def test_gpu_json(cli) -> None:
+    code, out, _ = cli("gpu", "h100", "--json")
     assert code == 0
     data = json.loads(out)
     assert data["id"] == "h100-sxm-80gb"
@@ -64,22 +45,18 @@ def test_gpu_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
     assert data["peak_flops"]["bf16"] == 989e12
 
 
-def test_gpus_json_and_tables(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, _ = run(monkeypatch, capsys, "gpus", "--json")
+def test_gpus_json_and_tables(cli, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli("gpus", "--json")
     assert code == 0
     assert len(json.loads(out)) == 24
     for args in (("gpus",), ("models",), ("model", "deepseek-v3"), ("gpu", "910B")):
-        code, out, _ = run(monkeypatch, capsys, *args)
+        code, out, _ = cli(*args)
         assert code == 0
         assert out.strip()
 
 
-def test_gpu_table_names_the_main_source_once(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, _ = run(monkeypatch, capsys, "gpu", "h100")
+def test_gpu_table_names_the_main_source_once(cli, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli("gpu", "h100")
     assert code == 0
     assert out.count("ml-engineering") == 1
     assert "Source: " in out
@@ -95,12 +72,11 @@ def test_gpu_table_names_the_main_source_once(
     ],
 )
 def test_unknown_names_exit_2_with_one_line(
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    cli,
     args: tuple[str, ...],
     expected: str,
 ) -> None:
-    code, out, err = run(monkeypatch, capsys, *args)
+    code, out, err = cli(*args)
     assert code == 2
     assert out == ""
     lines = err.strip().splitlines()
@@ -109,12 +85,10 @@ def test_unknown_names_exit_2_with_one_line(
     assert expected in lines[0]
 
 
-def test_malformed_config_exits_2_with_one_line(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_malformed_config_exits_2_with_one_line(cli, tmp_path: Path) -> None:
     path = tmp_path / "bad.json"
     path.write_text("{not json", encoding="utf-8")
-    code, _, err = run(monkeypatch, capsys, "model", str(path))
+    code, _, err = cli("model", str(path))
     assert code == 2
     lines = err.strip().splitlines()
     assert len(lines) == 1

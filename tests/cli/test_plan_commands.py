@@ -3,31 +3,19 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 
-def _run(*arguments: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from gpuplan.cli.app import main; main()", *arguments],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"},
-    )
-
-
-def test_preset_prints_a_ranked_table_and_an_explanation():
-    result = _run("plan", "--preset", "student")
+def test_preset_prints_a_ranked_table_and_an_explanation(entry_point):
+    result = entry_point("plan", "--preset", "student")
     assert result.returncode == 0, result.stderr
     assert "wins on cost" in result.stdout
     assert "rtx" in result.stdout
 
 
-def test_json_output_has_the_contract_keys():
-    result = _run(
+def test_json_output_has_the_contract_keys(entry_point):
+    result = entry_point(
         "plan",
         "--model",
         "llama-3.1-8b",
@@ -47,8 +35,10 @@ def test_json_output_has_the_contract_keys():
     assert isinstance(plan["cost"]["total"], float)
 
 
-def test_flags_override_the_preset():
-    result = _run("plan", "--preset", "student", "--model", "qwen2.5-7b", "--json", "--limit", "1")
+def test_flags_override_the_preset(entry_point):
+    result = entry_point(
+        "plan", "--preset", "student", "--model", "qwen2.5-7b", "--json", "--limit", "1"
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["plans"]
 
@@ -63,8 +53,8 @@ def test_flags_override_the_preset():
         (("plan",), "model"),
     ],
 )
-def test_bad_input_is_one_line_with_exit_code_2(arguments, expected):
-    result = _run(*arguments)
+def test_bad_input_is_one_line_with_exit_code_2(entry_point, arguments, expected):
+    result = entry_point(*arguments)
     assert result.returncode == 2
     assert expected in result.stderr
     assert "Traceback" not in result.stderr

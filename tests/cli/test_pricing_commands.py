@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
-
-from gpuplan.cli.app import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED_TCO = ROOT / "examples" / "seed-tco.toml"
@@ -16,21 +13,8 @@ USAGE = ROOT / "examples" / "usage-sample.csv"
 SKYPILOT_SAMPLE = ROOT / "tests" / "pricing" / "data" / "skypilot_vms_sample.csv"
 
 
-def run(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str
-) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["gpuplan", *args])
-    try:
-        main()
-        code = 0
-    except SystemExit as done:
-        code = done.code if isinstance(done.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def test_offers_json_lists_sources_and_medians(monkeypatch, capsys):
-    code, out, _ = run(monkeypatch, capsys, "offers", "--gpu", "H100 SXM", "--json")
+def test_offers_json_lists_sources_and_medians(cli):
+    code, out, _ = cli("offers", "--gpu", "H100 SXM", "--json")
     assert code == 0
     offers = json.loads(out)
     assert offers and all(offer["gpu"] == "h100-sxm-80gb" for offer in offers)
@@ -40,39 +24,35 @@ def test_offers_json_lists_sources_and_medians(monkeypatch, capsys):
     assert "vs_catalog_median" in offers[0]["plans"][0]
 
 
-def test_offers_table_and_provider_filter(monkeypatch, capsys):
-    code, out, _ = run(monkeypatch, capsys, "offers", "--provider", "星宇智算")
+def test_offers_table_and_provider_filter(cli):
+    code, out, _ = cli("offers", "--provider", "星宇智算")
     assert code == 0
     assert "xingyu-h100-x8" in out
 
 
-def test_offers_check_passes_on_the_catalog(monkeypatch, capsys):
-    code, out, _ = run(monkeypatch, capsys, "offers", "--check", "--json")
+def test_offers_check_passes_on_the_catalog(cli):
+    code, out, _ = cli("offers", "--check", "--json")
     assert code == 0
     assert json.loads(out)["errors"] == 0
 
 
-def test_offers_check_rejects_a_bad_user_file(monkeypatch, capsys, tmp_path):
+def test_offers_check_rejects_a_bad_user_file(cli, tmp_path):
     path = tmp_path / "mine.toml"
     path.write_text(
         'provider = "Mine"\ncurrency = "USD"\n[[offers]]\nid = "bad"\ngpu = "h100-sxm-80gb"\ngpus = 1\n'
         'plans = [ { mode = "hourly", price = 2, per = "gpu", source = "s", observed = "2026-11-01" },'
         ' { mode = "spot", price = 3, per = "gpu", source = "s", observed = "2026-11-01" } ]\n'
     )
-    code, out, _ = run(monkeypatch, capsys, "offers", "--check", "--offers", str(path))
+    code, out, _ = cli("offers", "--check", "--offers", str(path))
     assert code == 1
     assert "not below on-demand" in out
-    code, _, err = run(
-        monkeypatch, capsys, "quote", "--offer", "bad", "--duration", "1d", "--offers", str(path)
-    )
+    code, _, err = cli("quote", "--offer", "bad", "--duration", "1d", "--offers", str(path))
     assert code == 2
     assert err.startswith("error: rejected offer bad")
 
 
-def test_quote_json_contract(monkeypatch, capsys):
-    code, out, _ = run(
-        monkeypatch,
-        capsys,
+def test_quote_json_contract(cli):
+    code, out, _ = cli(
         "quote",
         "--offer",
         "xingyu-rtx-4090-x1",
@@ -94,10 +74,8 @@ def test_quote_json_contract(monkeypatch, capsys):
     assert quote["per_million_tokens"] == pytest.approx(quote["total"] / 2000)
 
 
-def test_quote_in_another_currency_and_table(monkeypatch, capsys):
-    code, out, _ = run(
-        monkeypatch,
-        capsys,
+def test_quote_in_another_currency_and_table(cli):
+    code, out, _ = cli(
         "quote",
         "--offer",
         "aws-p5.48xlarge-us-east-1",
@@ -137,57 +115,53 @@ def test_quote_in_another_currency_and_table(monkeypatch, capsys):
         ),
     ],
 )
-def test_quote_bad_input_is_one_line(monkeypatch, capsys, args, message):
-    code, _, err = run(monkeypatch, capsys, *args)
+def test_quote_bad_input_is_one_line(cli, args, message):
+    code, _, err = cli(*args)
     assert code == 2
     assert message in err
     assert len(err.strip().splitlines()) == 1
     assert "Traceback" not in err
 
 
-def test_tco_reproduces_the_seed_article(monkeypatch, capsys):
-    code, out, _ = run(monkeypatch, capsys, "tco", str(SEED_TCO), "--json")
+def test_tco_reproduces_the_seed_article(cli):
+    code, out, _ = cli("tco", str(SEED_TCO), "--json")
     assert code == 0
     result = json.loads(out)
     assert result["currency"] == "CNY"
     assert result["buy_total"] == 9_840_000
     assert result["rent_total"] == 3_841_200
-    code, out, _ = run(monkeypatch, capsys, "tco", str(SEED_TCO))
+    code, out, _ = cli("tco", str(SEED_TCO))
     assert "¥9,840,000.00" in out and "¥3,841,200.00" in out
 
 
-def test_tco_with_a_rented_offer(monkeypatch, capsys, tmp_path):
+def test_tco_with_a_rented_offer(cli, tmp_path):
     path = tmp_path / "tco.toml"
     path.write_text(
         '[tco]\ncurrency = "USD"\nyears = 1\nutilization = 0.5\ngpus = 8\n[buy]\ngpus = 240000\n'
         '[operations]\nstaff = 10000\n[rent]\noffer = "lambda-h100-sxm-x8"\n'
     )
-    code, out, err = run(monkeypatch, capsys, "tco", str(path), "--json")
+    code, out, err = cli("tco", str(path), "--json")
     assert code == 0, err
     result = json.loads(out)
     assert result["rent_total"] == pytest.approx(3.99 * 8 * 24 * 365 * 0.5)
 
 
-def test_tco_malformed_file(monkeypatch, capsys, tmp_path):
+def test_tco_malformed_file(cli, tmp_path):
     path = tmp_path / "tco.toml"
     path.write_text("[tco\n")
-    code, _, err = run(monkeypatch, capsys, "tco", str(path))
+    code, _, err = cli("tco", str(path))
     assert code == 2
     assert "malformed TOML" in err
 
 
-def test_audit_sample_usage(monkeypatch, capsys):
-    code, out, _ = run(
-        monkeypatch, capsys, "audit", str(USAGE), "--offer", "runpod-secure-h100-sxm-x1", "--json"
-    )
+def test_audit_sample_usage(cli):
+    code, out, _ = cli("audit", str(USAGE), "--offer", "runpod-secure-h100-sxm-x1", "--json")
     assert code == 0
     result = json.loads(out)
     assert result["currency"] == "USD"
     assert len([line for line in result["lines"] if line["kind"] == "compute"]) == 4
     assert result["total"] > result["compute"] > 0
-    code, out, _ = run(
-        monkeypatch,
-        capsys,
+    code, out, _ = cli(
         "audit",
         str(USAGE),
         "--offer",
@@ -199,21 +173,17 @@ def test_audit_sample_usage(monkeypatch, capsys):
     assert "Invoice $240.00 minus recomputed" in out
 
 
-def test_audit_malformed_row(monkeypatch, capsys, tmp_path):
+def test_audit_malformed_row(cli, tmp_path):
     path = tmp_path / "usage.csv"
     path.write_text("instance,start,stop,gpus\na,2026-11-02T08:00:00Z,not-a-time,1\n")
-    code, _, err = run(
-        monkeypatch, capsys, "audit", str(path), "--offer", "runpod-secure-h100-sxm-x1"
-    )
+    code, _, err = cli("audit", str(path), "--offer", "runpod-secure-h100-sxm-x1")
     assert code == 2
     assert "row 2: stop" in err
 
 
-def test_import_skypilot_writes_a_valid_offers_file(monkeypatch, capsys, tmp_path):
+def test_import_skypilot_writes_a_valid_offers_file(cli, tmp_path):
     output = tmp_path / "aws.toml"
-    code, _, err = run(
-        monkeypatch,
-        capsys,
+    code, _, err = cli(
         "offers",
         "import-skypilot",
         str(SKYPILOT_SAMPLE),
@@ -226,9 +196,7 @@ def test_import_skypilot_writes_a_valid_offers_file(monkeypatch, capsys, tmp_pat
     )
     assert code == 0, err
     assert "3 offers imported" in err
-    code, out, _ = run(
-        monkeypatch,
-        capsys,
+    code, out, _ = cli(
         "offers",
         "--offers",
         str(output),

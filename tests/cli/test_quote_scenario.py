@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import gpuplan
@@ -12,17 +10,8 @@ import gpuplan
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "llama-8b-fsdp-8xh100.yaml"
 
 
-def _run(*arguments: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from gpuplan.cli.app import main; main()", *arguments],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-
-def test_quote_of_a_scenario_uses_the_predicted_duration_and_tokens():
-    result = _run("quote", "--offer", "lambda-h100-sxm-x8", str(EXAMPLE), "--json")
+def test_quote_of_a_scenario_uses_the_predicted_duration_and_tokens(entry_point):
+    result = entry_point("quote", "--offer", "lambda-h100-sxm-x8", str(EXAMPLE), "--json")
     assert result.returncode == 0, result.stderr
     quote = json.loads(result.stdout)
     predicted = gpuplan.estimate(EXAMPLE)
@@ -31,8 +20,8 @@ def test_quote_of_a_scenario_uses_the_predicted_duration_and_tokens():
     assert quote["per_million_tokens"] > 0
 
 
-def test_quote_of_a_scenario_on_another_gpu_is_a_one_line_error():
-    result = _run("quote", "--offer", "coreweave-a100-sxm-80gb-x8", str(EXAMPLE))
+def test_quote_of_a_scenario_on_another_gpu_is_a_one_line_error(entry_point):
+    result = entry_point("quote", "--offer", "coreweave-a100-sxm-80gb-x8", str(EXAMPLE))
     assert result.returncode == 2
     assert "differs from the offer's GPU" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
