@@ -79,6 +79,14 @@ class ValidationRow:
             raise ValueError(f"validation row {self.id!r} pins no architecture ({self.notes})")
         return ModelSpec.from_hf_config(self.arch, name=self.id)
 
+    def one_micro_batch_per_step(self) -> int | None:
+        """The global batch when the source states none: one micro-batch per data-parallel rank
+        (no gradient accumulation), the setting of a single measured step."""
+        if self.micro_batch is None or self.num_gpus is None:
+            return None
+        model_parallel = (self.tp or 1) * (self.pp or 1) * (self.cp or 1)
+        return self.micro_batch * max(1, self.num_gpus // model_parallel)
+
     def scenario(self) -> dict[str, Any]:
         """The row as a scenario mapping (DESIGN.md contract); unstated parts are left out."""
         model: str | dict[str, Any]
@@ -98,7 +106,7 @@ class ValidationRow:
             ("optimizer", optimizer),
             ("framework", self.framework),
             ("seq_len", self.seq_len),
-            ("global_batch", self.global_batch),
+            ("global_batch", self.global_batch or self.one_micro_batch_per_step()),
             ("micro_batch", self.micro_batch),
         ):
             if value is not None:
