@@ -24,7 +24,7 @@ arrays and broadcasts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -486,25 +486,37 @@ def estimate_memory(
     codes = resolve_framework_codes(job.framework, layout.tp, layout.pp, layout.zero)
     tokens = job.seq_len * layout.micro_batch / layout.cp
     lora_targets = job.lora.targets if job.is_adapter else None
-    per_token_layer = activation_bytes_per_token_per_layer(
-        model,
-        layout,
-        codes,
-        job.seq_len,
-        flash_attention,
-        lora_targets=lora_targets,
-        lora_dropout=job.is_adapter and job.lora.dropout > 0,
-        frozen_linear_keeps_input=job.method == "qlora",
-        compiled=job.compile,
-        bytes_per_value=FP32 if job.precision == "fp32" else BF16,
-    )
-    layer_activation = per_token_layer * tokens
+
+    def kept_per_layer(of: Layout) -> FloatArray:
+        per_token = activation_bytes_per_token_per_layer(
+            model,
+            of,
+            codes,
+            job.seq_len,
+            flash_attention,
+            lora_targets=lora_targets,
+            lora_dropout=job.is_adapter and job.lora.dropout > 0,
+            frozen_linear_keeps_input=job.method == "qlora",
+            compiled=job.compile,
+            bytes_per_value=FP32 if job.precision == "fp32" else BF16,
+        )
+        return np.asarray(per_token * tokens, dtype=float)
+
+    layer_activation = kept_per_layer(layout)
+    whole_layer = kept_per_layer(replace(layout, recompute=np.zeros_like(layout.recompute)))
     layer_input = (
         tokens * model.hidden_size * BF16 / np.where(layout.sequence_parallel, layout.tp, 1)
     )
     layers_on_stage = np.ceil(model.num_layers / layout.pp)
     stored_per_layer = np.where(layout.recompute == 2, layer_input, layer_activation)
-    working_layer = np.where(layout.recompute == 2, layer_activation, 0.0)
+    recomputes_in_backward = (layout.recompute == 2) | (
+        (layout.recompute == 1) & (profile_values(codes, "selective_every_other_matmul") > 0)
+    )
+    working_layer = np.where(
+        recomputes_in_backward,
+        whole_layer - np.where(layout.recompute == 2, 0.0, layer_activation),
+        0.0,
+    )
     in_flight = micro_batches_in_flight(layout)
     first_activations = layers_on_stage * stored_per_layer * in_flight + working_layer
     last_activations = layers_on_stage * stored_per_layer + working_layer
