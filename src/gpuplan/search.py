@@ -447,6 +447,7 @@ def plan(request: PlanRequest) -> dict[str, Any]:
         for index in best_per_cluster_size(evaluated):
             rows.append(_plan_row(evaluated, index, scenario, request, book, rates))
 
+    feasible_rows = rows
     rows = [row for row in rows if _within_limits(row, request)]
     rows.sort(key=lambda row: _sort_key(row, request.objective))
     pareto = pareto_front(rows)
@@ -470,7 +471,7 @@ def plan(request: PlanRequest) -> dict[str, Any]:
         "objective": request.objective,
         "skipped_gpus": skipped,
     }
-    result["explanation"] = explain(shown, request, shortfalls, scenario)
+    result["explanation"] = explain(shown, request, shortfalls, scenario, feasible_rows)
     return result
 
 
@@ -572,9 +573,10 @@ def explain(
     request: PlanRequest,
     shortfalls: list[Shortfall],
     scenario: Scenario,
+    feasible: Sequence[dict[str, Any]] = (),
 ) -> str:
     """Why the top plan wins and what the runner-up trades; or, with no plan, why nothing fits."""
-    from gpuplan.units import format_bytes
+    from gpuplan.units import format_bytes, format_duration
 
     if not plans:
         reasons = []
@@ -597,10 +599,23 @@ def explain(
             reasons.append("what would make it fit: " + "; ".join(hints))
         else:
             reasons.append("no plan meets the limits")
+            if feasible:
+                fastest = min(feasible, key=lambda row: row["duration"]["seconds"])
+                reasons.append(
+                    f"the fastest feasible plan, {fastest['count']} x {fastest['gpu']}, takes "
+                    f"{fastest['duration']['days']:.1f} days"
+                )
+                priced = [row for row in feasible if row["cost"]]
+                if priced:
+                    cheapest = min(priced, key=lambda row: float(row["cost"]["total"]))
+                    reasons.append(
+                        f"the cheapest, {cheapest['count']} x {cheapest['gpu']}, costs "
+                        f"{float(cheapest['cost']['total']):,.0f} {cheapest['cost']['currency']}"
+                    )
         if request.budget is not None:
             reasons.append(f"budget {request.budget}")
         if request.deadline_seconds is not None:
-            reasons.append(f"deadline {request.deadline_seconds / SECONDS_PER_DAY:.1f} days")
+            reasons.append(f"deadline {format_duration(request.deadline_seconds)}")
         return "; ".join(reasons)
     top = plans[0]
     text = (

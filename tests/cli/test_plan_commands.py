@@ -51,6 +51,14 @@ def test_flags_override_the_preset(entry_point):
         (("plan", "--model", "llama-3.1-8b", "--deadline", "soon"), "duration"),
         (("plan", "--preset", "hobbyist"), "preset"),
         (("plan",), "model"),
+        (
+            ("plan", "--model", "llama-3.1-70b", "--tokens", "10B", "--deadline", "1h"),
+            "deadline 1h",
+        ),
+        (
+            ("plan", "--model", "llama-3.1-405b", "--max-gpus", "2", "--gpu", "rtx4090"),
+            "nothing fits",
+        ),
     ],
 )
 def test_bad_input_is_one_line_with_exit_code_2(entry_point, arguments, expected):

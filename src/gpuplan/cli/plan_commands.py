@@ -142,6 +142,10 @@ def plan(
         options["profile"] = profile
     parsed = parse_scenario(scenario)
     result = plan_search(parsed, **options)
+    if not result["plans"]:
+        from gpuplan.search import PlanError
+
+        raise PlanError(result["explanation"])
     exported = None
     if export is not None and result["plans"]:
         from gpuplan.export import export_plan, write_export
