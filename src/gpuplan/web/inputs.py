@@ -1,0 +1,120 @@
+"""Turn what a browser or an API client sends into scenarios, safely.
+
+Nothing a user sends is opened or executed: ``model`` is a catalog name or a JSON mapping of
+``config.json`` keys, never a path; uploads are read up to a size limit and parsed as JSON;
+TCO inputs are TOML text parsed as data.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections.abc import Mapping
+from typing import Any
+
+from gpuplan.errors import InputError
+from gpuplan.i18n import translate
+
+UPLOAD_LIMIT_BYTES = 64 * 1024
+STRATEGY_INTEGERS = ("dp", "tp", "pp", "vpp", "cp", "ep", "zero", "micro_batch")
+STRATEGY_WORDS = ("recompute", "offload")
+
+
+def checked_model(value: Any, lang: str) -> str | dict[str, Any]:
+    """A catalog model name (validated against the catalog) or a config mapping; paths refused."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(translate("error.model_path", lang))
+    name = value.strip()
+    if re.search(r"[/\\~]|\.json$|^\.", name, re.IGNORECASE):
+        raise InputError(translate("error.model_path", lang))
+    from gpuplan.catalog import load_model
+
+    load_model(name)
+    return name
+
+
+def parse_upload(data: bytes, lang: str) -> dict[str, Any]:
+    """An uploaded ``config.json``: at most 64 KiB, a JSON object."""
+    if len(data) > UPLOAD_LIMIT_BYTES:
+        raise InputError(translate("error.upload_size", lang, limit=UPLOAD_LIMIT_BYTES // 1024))
+    try:
+        parsed = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(translate("error.upload_json", lang, reason=str(error))) from None
+    if not isinstance(parsed, dict):
+        raise InputError(translate("error.upload_json", lang, reason=type(parsed).__name__))
+    return parsed
+
+
+def parse_toml_text(text: str, lang: str) -> dict[str, Any]:
+    """TCO inputs typed or pasted as TOML (data only), size-limited like uploads."""
+    if len(text.encode("utf-8")) > UPLOAD_LIMIT_BYTES:
+        raise InputError(translate("error.upload_size", lang, limit=UPLOAD_LIMIT_BYTES // 1024))
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise InputError(f"TOML: {error}") from None
+
+
+def parse_strategy(text: str, lang: str) -> dict[str, Any]:
+    """``"tp=2 pp=1 zero=3 recompute=full"`` -> a strategy mapping."""
+    strategy: dict[str, Any] = {}
+    for part in re.split(r"[\s,;]+", text.strip()):
+        if not part:
+            continue
+        key, sep, value = part.partition("=")
+        key = key.strip().lower()
+        if not sep or key not in (*STRATEGY_INTEGERS, *STRATEGY_WORDS):
+            raise InputError(
+                f"strategy: {part!r}: expected KEY=VALUE with KEY one of "
+                + ", ".join((*STRATEGY_INTEGERS, *STRATEGY_WORDS))
+            )
+        if key in STRATEGY_INTEGERS:
+            strategy[key] = parse_integer(value, f"strategy.{key}", lang)
+        else:
+            strategy[key] = value.strip()
+    return strategy
+
+
+def parse_integer(value: Any, field: str, lang: str) -> int:
+    """A whole number from a form field."""
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise InputError(translate("error.number", lang, field=field, value=value)) from None
+
+
+def split_list(text: str | None) -> tuple[str, ...]:
+    """``"h100, a100"`` -> ``("h100", "a100")``."""
+    return tuple(item.strip() for item in re.split(r"[,\s]+", text or "") if item.strip())
+
+
+def plan_scenario(fields: Mapping[str, Any], model: str | dict[str, Any]) -> dict[str, Any]:
+    """The scenario mapping from plan/estimate fields (empty fields left to the defaults)."""
+    scenario: dict[str, Any] = {"model": model}
+    for key in ("method", "tokens", "precision", "optimizer", "framework"):
+        if fields.get(key):
+            scenario[key] = str(fields[key]).strip()
+    for key in ("seq_len", "global_batch"):
+        if fields.get(key) not in (None, ""):
+            scenario[key] = fields[key]
+    return scenario
+
+
+def plan_options(fields: Mapping[str, Any], lang: str) -> dict[str, Any]:
+    """Search options from plan fields."""
+    options: dict[str, Any] = {}
+    for key in ("objective", "budget", "deadline", "currency"):
+        if fields.get(key):
+            options[key] = str(fields[key]).strip()
+    if fields.get("max_gpus") not in (None, ""):
+        options["max_gpus"] = parse_integer(fields["max_gpus"], "max_gpus", lang)
+    for key in ("gpus", "providers"):
+        value = fields.get(key)
+        items = tuple(value) if isinstance(value, list | tuple) else split_list(value)
+        if items:
+            options[key] = items
+    return options

@@ -1,0 +1,178 @@
+"""The JSON API and the pages through FastAPI's TestClient: answers, validation, safety."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("httpx")
+
+from fastapi.testclient import TestClient
+
+from gpuplan.web.app import create_app
+
+STUDENT = {"model": "llama-3.1-8b", "method": "qlora", "tokens": "100M", "seq_len": 2048}
+
+
+@pytest.fixture(scope="module")
+def client():
+    return TestClient(create_app())
+
+
+def test_plan_api_mirrors_the_cli_contract(client):
+    response = client.post("/api/plan", json={**STUDENT, "max_gpus": 4, "budget": "¥2000"})
+    assert response.status_code == 200, response.text
+    data = response.json()
+    assert {"plans", "pareto", "evaluated", "explanation", "currency"} <= set(data)
+    assert data["plans"][0]["cost"]["currency"] == "CNY"
+
+
+def test_estimate_quote_tco_and_catalog_apis(client):
+    estimate = client.post(
+        "/api/estimate", json={**STUDENT, "gpu": "rtx-4090-24gb", "strategy": "zero=0"}
+    )
+    assert estimate.status_code == 200, estimate.text
+    assert estimate.json()["hardware"]["gpu"] == "rtx-4090-24gb"
+    quote = client.post("/api/quote", json={"offer": "xingyu-a100-40gb-x4", "duration": "40d"})
+    assert quote.json()["total"] == 55200.0
+    tco = client.post(
+        "/api/tco",
+        json={
+            "inputs": {
+                "tco": {"currency": "CNY", "years": 3},
+                "buy": {"gpus": 4_800_000},
+                "operations": {
+                    "staff": 360_000,
+                    "colocation": 80_000,
+                    "power": 40_000,
+                    "refresh": 1_200_000,
+                },
+                "rent": {"monthly": 106_700},
+            }
+        },
+    )
+    assert tco.json()["buy_total"] == 9_840_000
+    assert len(client.get("/api/models").json()) > 50
+    assert any(gpu["id"] == "h100-sxm-80gb" for gpu in client.get("/api/gpus").json())
+    offers = client.get("/api/offers", params={"gpu": "H100"}).json()
+    assert offers and all(offer["gpu"] == "h100-sxm-80gb" for offer in offers)
+
+
+def test_openapi_schema_lists_every_endpoint(client):
+    schema = client.get("/openapi.json").json()
+    for path in (
+        "/api/plan",
+        "/api/estimate",
+        "/api/quote",
+        "/api/tco",
+        "/api/models",
+        "/api/gpus",
+        "/api/offers",
+    ):
+        assert path in schema["paths"]
+    assert "PlanBody" in schema["components"]["schemas"]
+
+
+@pytest.mark.parametrize("model", ["/etc/passwd", "../config.json", "config.json", "~/x", "C:\\a"])
+def test_paths_are_refused_not_opened(client, model):
+    response = client.post("/api/plan", json={"model": model})
+    assert response.status_code == 422
+    assert "paths on the server are not opened" in response.json()["detail"]
+
+
+def test_bad_input_is_422_with_the_message(client):
+    response = client.post("/api/plan", json={**STUDENT, "budget": "lots"})
+    assert response.status_code == 422 and response.json()["detail"]
+    response = client.post("/api/quote", json={"offer": "no-such-offer", "duration": "1d"})
+    assert response.status_code == 422 and "unknown offer" in response.json()["detail"]
+    response = client.post("/api/plan", json={"model": "llama-3.1-8b", "method": "dance"})
+    assert response.status_code == 422
+
+
+def test_plan_page_renders_the_report_with_charts_and_downloads(client):
+    form = {
+        **{key: str(value) for key, value in STUDENT.items()},
+        "max_gpus": "4",
+        "budget": "¥2000",
+    }
+    response = client.post("/plan", data=form)
+    assert response.status_code == 200
+    assert 'id="answer"' in response.text and response.text.count("<svg") >= 3
+    assert 'download="gpuplan-plan.html"' in response.text
+    assert 'download="gpuplan-plan.json"' in response.text
+
+
+def test_uploaded_config_is_parsed_as_json(client):
+    config = {"model_type": "llama", "num_hidden_layers": 8, "hidden_size": 1024,
+              "num_attention_heads": 8, "num_key_value_heads": 8, "intermediate_size": 2816,
+              "vocab_size": 32000}  # fmt: skip
+    files = {"config": ("config.json", json.dumps(config).encode(), "application/json")}
+    response = client.post(
+        "/plan", data={"method": "full", "tokens": "1B", "max_gpus": "2"}, files=files
+    )
+    assert response.status_code == 200, response.text
+    assert "uploaded config.json" in response.text
+
+
+def test_uploads_are_size_limited_and_json_only(client):
+    big = {"config": ("config.json", b"{" + b" " * 70_000 + b"}", "application/json")}
+    response = client.post("/plan", data={"method": "full"}, files=big)
+    assert response.status_code == 400 and "64 KiB" in response.text
+    bad = {"config": ("config.json", b"import os", "application/json")}
+    response = client.post("/plan", data={"method": "full"}, files=bad)
+    assert response.status_code == 400 and "not a JSON object" in response.text
+    huge = client.post("/plan", content=b"x" * 300_000, headers={"content-type": "text/plain"})
+    assert huge.status_code == 413
+
+
+def test_user_text_is_escaped_on_the_page(client):
+    response = client.post("/plan", data={"model": "<script>alert(1)</script>"})
+    assert response.status_code == 400
+    assert "<script>alert(1)</script>" not in response.text
+    assert "&lt;script&gt;" in response.text
+
+
+def test_language_from_query_cookie_and_accept_language():
+    remembering = TestClient(create_app())
+    response = remembering.get("/plan", params={"lang": "zh"})
+    assert "方案" in response.text and response.cookies.get("gpuplan_lang") == "zh"
+    assert "训练方式" in remembering.get("/estimate").text
+    fresh = TestClient(create_app())
+    assert "训练方式" in fresh.get("/plan", headers={"Accept-Language": "zh-CN,zh;q=0.9"}).text
+    assert "Method" in fresh.get("/plan", headers={"Accept-Language": "en-US"}).text
+    fresh.cookies.set("gpuplan_lang", "zh")
+    assert "训练方式" in fresh.get("/estimate", headers={"Accept-Language": "en-US"}).text
+
+
+@pytest.mark.parametrize("path", ["/estimate", "/quote", "/tco", "/catalog"])
+def test_every_page_renders(client, path):
+    response = client.get(path)
+    assert (response.status_code == 200 and "<form" in response.text) or path == "/catalog"
+
+
+def test_tco_and_quote_pages_compute(client):
+    response = client.get("/tco")
+    assert "106_700" in response.text
+    from gpuplan.web.pages import SEED_TCO
+
+    result = client.post("/tco", data={"inputs": SEED_TCO})
+    assert result.status_code == 200 and "<svg" in result.text and "9,840,000" in result.text
+    quote = client.post(
+        "/quote", data={"offer": "xingyu-a100-40gb-x4", "duration": "400d", "instances": "1"}
+    )
+    assert quote.status_code == 200 and "<svg" in quote.text
+    broken = client.post("/tco", data={"inputs": "[tco\n"})
+    assert broken.status_code == 400 and "TOML" in broken.text
+
+
+def test_import_gpuplan_does_not_load_fastapi():
+    import subprocess
+    import sys
+
+    code = "import sys, gpuplan, gpuplan.cli.app; print('fastapi' in sys.modules)"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False
+    )
+    assert result.stdout.strip() == "False", result.stderr
