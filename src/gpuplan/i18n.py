@@ -245,7 +245,6 @@ EN: dict[str, str] = {
     "assume.month": "a month is 30 days",
     "assume.dense": "peaks are dense (not sparse) tensor FLOP/s",
     "assume.power": "owning: power use and price",
-    "word.assumed": "assumed (no source)",
     # web
     "web.title": "gpuplan",
     "web.tagline": "Plan GPU rentals for LLM training",
@@ -585,7 +584,6 @@ ZH: dict[str, str] = {
     "assume.month": "一个月按 30 天计",
     "assume.dense": "峰值算力均为稠密（非稀疏）Tensor FLOP/s",
     "assume.power": "自建：功耗与电价",
-    "word.assumed": "假设值（无来源）",
     "web.title": "gpuplan",
     "web.tagline": "大模型训练 GPU 租用规划",
     "web.nav.plan": "方案",

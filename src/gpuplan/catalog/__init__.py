@@ -103,3 +103,8 @@ def all_gpus() -> list[GPUSpec]:
 
 def all_models() -> list[ModelSpec]:
     return [load_model(name) for name in model_names()]
+
+
+def datacenter_defaults() -> dict[str, dict[str, Any]]:
+    """PUE, electricity price and host power of an owned node, each with source and date."""
+    return _read("datacenter.toml")

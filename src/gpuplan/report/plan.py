@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from gpuplan.catalog import datacenter_defaults
 from gpuplan.i18n import format_days, format_money, format_share, translate
 from gpuplan.report import charts
 from gpuplan.report.assumptions import assumptions_section
@@ -17,9 +18,6 @@ from gpuplan.report.quote import billing_section
 from gpuplan.report.tco import tco_section
 
 TCO_YEARS = 3
-ASSUMED_PUE = Decimal("1.3")
-ASSUMED_USD_PER_KWH = Decimal("0.10")
-ASSUMED_HOST_WATTS = Decimal(2000)
 STRATEGY_FIELDS = (
     "dp",
     "tp",
@@ -95,6 +93,14 @@ def _buy_versus_rent(
         currency,
     )
     nodes = -(-count // gpu.gpus_per_node)
+    datacenter = datacenter_defaults()
+    pue = Decimal(str(datacenter["pue"]["value"]))
+    price_per_kwh = rates.convert(
+        Decimal(str(datacenter["electricity_usd_per_kwh"]["value"])), "USD", currency
+    )
+    host_watts = (
+        Decimal(str(datacenter["host_watts_per_eight_gpu_node"]["value"])) * gpu.gpus_per_node / 8
+    )
     inputs = TCOInputs(
         currency=currency,
         years=TCO_YEARS,
@@ -109,9 +115,9 @@ def _buy_versus_rent(
             gpu_tdp_watts=Decimal(str(gpu.tdp_watts)),
             gpus_per_node=min(count, gpu.gpus_per_node),
             nodes=nodes,
-            host_watts_per_node=ASSUMED_HOST_WATTS,
-            pue=ASSUMED_PUE,
-            price_per_kwh=rates.convert(ASSUMED_USD_PER_KWH, "USD", currency),
+            host_watts_per_node=host_watts,
+            pue=pue,
+            price_per_kwh=price_per_kwh,
         ),
         rent_monthly=monthly,
         rent_offer=None,
@@ -123,8 +129,8 @@ def _buy_versus_rent(
     result["assumed"] = {
         "gpus": count,
         "price": price,
-        "pue": ASSUMED_PUE,
-        "price_per_kwh": rates.convert(ASSUMED_USD_PER_KWH, "USD", currency),
+        "pue": pue,
+        "price_per_kwh": price_per_kwh,
     }
     return result
 
@@ -304,14 +310,15 @@ def build_plan_report(
         currencies.append(quote["exchange_rate"]["from"])
     extra = []
     if tco:
-        extra.append(
-            [
-                translate("assume.power", lang),
-                f"PUE {ASSUMED_PUE}, ${ASSUMED_USD_PER_KWH}/kWh, {ASSUMED_HOST_WATTS} W/node",
-                translate("word.assumed", lang),
-                "",
-            ]
-        )
+        for key, entry in datacenter_defaults().items():
+            extra.append(
+                [
+                    translate("assume.power", lang),
+                    f"{key} = {entry['value']} {entry['unit']}",
+                    entry["source"],
+                    entry["observed"],
+                ]
+            )
     sections.append(
         assumptions_section(
             lang,
