@@ -150,6 +150,7 @@ EN: dict[str, str] = {
         "one failure every {mtbf} expected"
     ),
     "speed.days": "{days} days to train {tokens} tokens",
+    "speed.fp8_note": " (fp8 speeds up the matmuls only)",
     # reports
     "report.title.plan": "GPU rental plan",
     "report.title.estimate": "Training estimate",
@@ -498,6 +499,7 @@ ZH: dict[str, str] = {
         "预计每 {mtbf} 发生一次故障"
     ),
     "speed.days": "训练 {tokens} tokens 需 {days} 天",
+    "speed.fp8_note": "（fp8 只加速矩阵乘法）",
     "report.title.plan": "GPU 租用方案",
     "report.title.estimate": "训练估算",
     "report.title.quote": "租用报价",

@@ -18,17 +18,6 @@ ProfileOption = Annotated[
     ),
 ]
 
-PART_LABELS = {
-    "weights": "weights",
-    "gradients": "gradients",
-    "optimizer": "optimizer states (+ fp32 master)",
-    "activations": "activations",
-    "logits": "logits and loss",
-    "buffers": "framework buffers",
-    "fragmentation": "allocator fragmentation",
-    "context": "CUDA context + NCCL",
-}
-
 
 def register(app: typer.Typer) -> None:
     app.command(
@@ -137,7 +126,7 @@ def show_memory(result: dict[str, Any]) -> None:
     from rich.table import Table
 
     from gpuplan.cli.output import console
-    from gpuplan.i18n import current_language, translate
+    from gpuplan.i18n import translate
 
     memory = result["memory"]
     strategy = result["strategy"]
@@ -155,10 +144,7 @@ def show_memory(result: dict[str, Any]) -> None:
     table.add_column("GiB", justify="right")
     table.add_column("GB", justify="right")
     for name, value in memory["parts"].items():
-        label = translate(f"part.{name}") if current_language() != "en" else None
-        table.add_row(
-            label or PART_LABELS.get(name, name), f"{value / 2**30:.2f}", f"{value / 1e9:.2f}"
-        )
+        table.add_row(translate(f"part.{name}"), f"{value / 2**30:.2f}", f"{value / 1e9:.2f}")
     table.add_section()
     for label, key in (
         ("memory.allocated", "allocated_bytes"),
@@ -169,39 +155,23 @@ def show_memory(result: dict[str, Any]) -> None:
         table.add_row(translate(label), f"{memory[key] / 2**30:.2f}", f"{memory[key] / 1e9:.2f}")
     console.print(table)
     usable = memory["capacity_bytes"] * (1 - memory["safety_margin"])
+    values = {
+        "peak": f"{memory['peak_bytes'] / 2**30:.1f}",
+        "usable": f"{usable / 2**30:.1f}",
+        "margin": f"{memory['safety_margin']:.0%}",
+        "short": f"{(memory['peak_bytes'] - usable) / 2**30:.1f}",
+    }
     if memory["fits"]:
-        console.print(
-            f"[green]fits[/green]: peak {memory['peak_bytes'] / 2**30:.1f} GiB of {usable / 2**30:.1f} GiB usable "
-            f"({memory['safety_margin']:.0%} safety margin)"
-        )
+        console.print(f"[green]{translate('memory.fits', **values)}[/green]")
     else:
-        console.print(
-            f"[red]does not fit[/red]: peak {memory['peak_bytes'] / 2**30:.1f} GiB exceeds {usable / 2**30:.1f} GiB usable "
-            f"({memory['safety_margin']:.0%} safety margin) by {(memory['peak_bytes'] - usable) / 2**30:.1f} GiB"
-        )
-
-
-BREAKDOWN_LABELS = {
-    "matmul": "compute: matmuls",
-    "attention": "compute: attention core",
-    "memory_bound": "compute: memory-bound ops",
-    "overhead": "compute: per-layer overhead",
-    "tensor_parallel": "exposed comm: tensor parallel",
-    "context_parallel": "exposed comm: context parallel",
-    "expert_parallel": "exposed comm: expert all-to-all",
-    "pipeline_send": "exposed comm: pipeline sends",
-    "zero3_gather": "exposed comm: ZeRO-3/FSDP gathers",
-    "bubble": "pipeline bubble",
-    "data_parallel": "exposed comm: gradient sync",
-    "optimizer": "optimizer step",
-}
+        console.print(f"[red]{translate('memory.does_not_fit', **values)}[/red]")
 
 
 def show_speed(result: dict[str, Any]) -> None:
     from rich.table import Table
 
     from gpuplan.cli.output import console
-    from gpuplan.i18n import current_language, translate
+    from gpuplan.i18n import translate
     from gpuplan.units import format_bytes, format_duration, format_tokens
 
     throughput = result["throughput"]
@@ -210,29 +180,42 @@ def show_speed(result: dict[str, Any]) -> None:
     table.add_column(translate("col.part"))
     table.add_column(translate("col.seconds"), justify="right")
     table.add_column(translate("col.share"), justify="right")
-    english = current_language() == "en"
     for name, seconds in throughput["breakdown"].items():
         if seconds > 0.0005 * step:
-            label = BREAKDOWN_LABELS.get(name, name) if english else translate(f"step.{name}")
-            table.add_row(label, f"{seconds:.3f}", f"{seconds / step:.1%}")
+            table.add_row(translate(f"step.{name}"), f"{seconds:.3f}", f"{seconds / step:.1%}")
     console.print(table)
-    dtype_note = " (fp8 speeds up the matmuls only)" if throughput["matmul_dtype"] == "fp8" else ""
+    dtype_note = translate("speed.fp8_note") if throughput["matmul_dtype"] == "fp8" else ""
     console.print(
-        f"throughput [bold]{format_tokens(throughput['tokens_per_second'])} tokens/s[/bold] "
-        f"({throughput['tokens_per_second_per_gpu']:,.0f} per GPU), "
-        f"{throughput['model_flops_per_second_per_gpu'] / 1e12:.0f} model TFLOP/s per GPU, "
-        f"MFU {throughput['mfu']:.1%}, HFU {throughput['hfu']:.1%} of the dense bf16 peak; "
-        f"matmuls in {throughput['matmul_dtype']}{dtype_note}"
+        translate(
+            "speed.throughput",
+            tokens=format_tokens(throughput["tokens_per_second"]),
+            per_gpu=f"{throughput['tokens_per_second_per_gpu']:,.0f}",
+            tflops=f"{throughput['model_flops_per_second_per_gpu'] / 1e12:.0f}",
+            mfu=f"{throughput['mfu']:.1%}",
+            hfu=f"{throughput['hfu']:.1%}",
+            dtype=throughput["matmul_dtype"],
+        )
+        + dtype_note
     )
     reliability = result["reliability"]
     console.print(
-        f"goodput {reliability['goodput']:.1%}: checkpoint of {format_bytes(reliability['checkpoint_bytes'])} "
-        f"every {format_duration(reliability['checkpoint_interval_seconds'])} "
-        f"(stall {format_duration(reliability['checkpoint_stall_seconds'])}), one failure every "
-        f"{format_duration(reliability['mean_time_between_failures_seconds'])} expected"
+        translate(
+            "speed.goodput",
+            goodput=f"{reliability['goodput']:.1%}",
+            size=format_bytes(reliability["checkpoint_bytes"]),
+            interval=format_duration(reliability["checkpoint_interval_seconds"]),
+            stall=format_duration(reliability["checkpoint_stall_seconds"]),
+            mtbf=format_duration(reliability["mean_time_between_failures_seconds"]),
+        )
     )
     duration = result["duration"]
     if duration["seconds"] is not None:
         console.print(
-            f"[bold]{duration['days']:.1f} days[/bold] to train {format_tokens(duration['tokens'])} tokens"
+            "[bold]"
+            + translate(
+                "speed.days",
+                days=f"{duration['days']:.1f}",
+                tokens=format_tokens(duration["tokens"]),
+            )
+            + "[/bold]"
         )
