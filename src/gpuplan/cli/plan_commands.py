@@ -175,27 +175,12 @@ def plan(
         console.print(f"wrote {exported}")
 
 
-def _layout_text(strategy: dict[str, Any]) -> str:
-    parts = [
-        f"{key}{strategy[key]}" for key in ("tp", "pp", "cp", "ep") if strategy.get(key, 1) > 1
-    ]
-    parts.append(f"dp{strategy['dp']}")
-    if strategy.get("vpp", 1) > 1:
-        parts.append(f"vpp{strategy['vpp']}")
-    parts.append(f"zero{strategy['zero']}")
-    parts.append(f"mb{strategy['micro_batch']}")
-    if strategy["recompute"] != "none":
-        parts.append(f"{strategy['recompute']} recompute")
-    if strategy["offload"] != "none":
-        parts.append(f"offload {strategy['offload']}")
-    return f"{' '.join(parts)} ({strategy['framework']})"
-
-
 def show_plans(result: dict[str, Any]) -> None:
     from rich.table import Table
 
     from gpuplan.cli.output import console
     from gpuplan.i18n import translate
+    from gpuplan.report.common import layout_text
     from gpuplan.units import format_money, format_tokens
 
     plans = result["plans"]
@@ -228,7 +213,7 @@ def show_plans(result: dict[str, Any]) -> None:
         table.add_row(
             str(rank),
             f"{row['count']}x {row['gpu']}",
-            _layout_text(row["strategy"]),
+            layout_text(row["strategy"]),
             f"{row['memory']['peak_bytes'] / 2**30:.0f} "
             f"({row['memory']['headroom']:.0%} {translate('plan.free')})",
             format_tokens(row["throughput"]["tokens_per_second"]),

@@ -16,20 +16,9 @@ from gpuplan.report.document import Chart, Paragraph, Report, Section, Table
 from gpuplan.report.estimate import memory_section, step_section
 from gpuplan.report.quote import billing_section
 from gpuplan.report.tco import tco_section
+from gpuplan.scenario import STRATEGY_KEYS
 
 TCO_YEARS = 3
-STRATEGY_FIELDS = (
-    "dp",
-    "tp",
-    "pp",
-    "vpp",
-    "cp",
-    "ep",
-    "zero",
-    "micro_batch",
-    "recompute",
-    "offload",
-)
 
 
 def top_plan_scenario(scenario: Mapping[str, Any], plan: Mapping[str, Any]) -> dict[str, Any]:
@@ -39,7 +28,7 @@ def top_plan_scenario(scenario: Mapping[str, Any], plan: Mapping[str, Any]) -> d
         **scenario,
         "framework": strategy.get("framework", scenario.get("framework", "auto")),
         "hardware": {"gpu": plan["gpu"], "count": plan["count"]},
-        "strategy": {key: strategy[key] for key in STRATEGY_FIELDS if key in strategy},
+        "strategy": {key: strategy[key] for key in STRATEGY_KEYS if key in strategy},
     }
 
 
