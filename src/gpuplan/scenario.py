@@ -191,8 +191,9 @@ def _boolean(mapping: Mapping[str, Any], key: str, where: str, default: bool) ->
 
 
 def resolve_model(value: Any) -> ModelSpec:
-    """A catalog name, a path to a config.json, or a mapping of config.json keys."""
-    from gpuplan.catalog import load_model
+    """A catalog name, a path to a config.json, or a mapping of config.json keys. A catalog name
+    wins over a file of the same name, so a name never opens a file by accident."""
+    from gpuplan.catalog import load_model, model_entries
 
     if isinstance(value, Mapping):
         return ModelSpec.from_hf_config(
@@ -200,6 +201,8 @@ def resolve_model(value: Any) -> ModelSpec:
         )
     if isinstance(value, str) and value.strip():
         text = value.strip()
+        if text.lower() in model_entries():
+            return load_model(text)
         if text.endswith(".json") or Path(text).is_file():
             return ModelSpec.from_hf_config(Path(text), name=Path(text).stem)
         return load_model(text)

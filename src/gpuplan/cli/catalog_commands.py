@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 if TYPE_CHECKING:
     from gpuplan.hardware.gpu import GPUSpec
-    from gpuplan.workload.model import ModelSpec
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON in base units.")]
 
@@ -86,20 +84,13 @@ def list_models(json_output: JsonOption = False) -> None:
     console.print(table)
 
 
-def _resolve_model(name: str) -> ModelSpec:
-    from gpuplan.catalog import load_model
-    from gpuplan.workload.model import ModelSpec
-
-    if name.endswith(".json") or Path(name).is_file():
-        return ModelSpec.from_hf_config(Path(name), name=Path(name).stem)
-    return load_model(name)
-
-
 def show_model(
     name: Annotated[str, typer.Argument(help="Catalog name (llama-3.1-8b) or a config.json path.")],
     json_output: JsonOption = False,
 ) -> None:
-    spec = _resolve_model(name)
+    from gpuplan.scenario import resolve_model
+
+    spec = resolve_model(name)
     if json_output:
         from gpuplan.cli.output import print_json
 
