@@ -34,7 +34,7 @@ import numpy.typing as npt
 from gpuplan.errors import InputError
 from gpuplan.estimate.efficiency import MachineMeasurements
 from gpuplan.estimate.frameworks import FRAMEWORK_CODES, resolve_framework_codes
-from gpuplan.estimate.memory import estimate_memory
+from gpuplan.estimate.memory import DEFAULT_SAFETY_MARGIN, estimate_memory
 from gpuplan.estimate.time import estimate_step_time
 from gpuplan.hardware.cluster import Cluster
 from gpuplan.hardware.gpu import GPUSpec, MissingPeakError, MissingSpecError
@@ -47,9 +47,8 @@ FloatArray = npt.NDArray[np.float64]
 
 OBJECTIVES = ("cost", "time", "pareto")
 DEFAULT_MAX_GPUS = 1024
-DEFAULT_HEADROOM = 0.10
-"""Memory headroom the search keeps free on every GPU: allocation spikes and fragmentation vary
-more between runs than the model's error (tests/test_accuracy.py)."""
+DEFAULT_HEADROOM = DEFAULT_SAFETY_MARGIN
+"""Memory the search keeps free on every GPU: the memory model's own safety margin."""
 TENSOR_PARALLEL = (1, 2, 4, 8)
 PIPELINE_PARALLEL = (1, 2, 4, 8, 16, 32, 64)
 CONTEXT_PARALLEL = (1, 2, 4, 8)
