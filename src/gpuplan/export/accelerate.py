@@ -14,7 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuplan.export.layout import ExportedFile, ExportError, ExportLayout, comment_block
+from gpuplan.export.layout import (
+    ExportedFile,
+    ExportLayout,
+    comment_block,
+    require_data_parallel_only,
+)
 from gpuplan.export.yaml_text import yaml_document
 
 SHARDING = {0: "NO_SHARD", 1: "SHARD_GRAD_OP", 2: "SHARD_GRAD_OP", 3: "FULL_SHARD"}
@@ -36,18 +41,8 @@ DECODER_LAYERS = {
 MIXED_PRECISION = {"bf16": "bf16", "bf16-pure": "bf16", "fp16": "fp16", "fp8": "fp8", "fp32": "no"}
 
 
-def _check(layout: ExportLayout) -> None:
-    split = {"tp": layout.tp, "pp": layout.pp, "cp": layout.cp, "ep": layout.ep}
-    beyond = [f"{name}={value}" for name, value in split.items() if value > 1]
-    if beyond:
-        raise ExportError(
-            f"strategy: an Accelerate FSDP config shards over data parallelism only, got "
-            f"{', '.join(beyond)}; use the torchtitan or megatron export"
-        )
-
-
 def render_accelerate(layout: ExportLayout) -> ExportedFile:
-    _check(layout)
+    require_data_parallel_only(layout, "an Accelerate FSDP config", "torchtitan or megatron")
     job = layout.job
     notes = [
         f"per-device batch {layout.micro_batch}, gradient accumulation "

@@ -14,17 +14,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gpuplan.export.layout import ExportedFile, ExportError, ExportLayout
+from gpuplan.export.layout import (
+    ExportedFile,
+    ExportError,
+    ExportLayout,
+    require_data_parallel_only,
+)
 
 
 def _check(layout: ExportLayout) -> None:
-    split = {"tp": layout.tp, "pp": layout.pp, "cp": layout.cp, "ep": layout.ep}
-    beyond = [f"{name}={value}" for name, value in split.items() if value > 1]
-    if beyond:
-        raise ExportError(
-            f"strategy: a DeepSpeed config shards over data parallelism only, got "
-            f"{', '.join(beyond)}; use the megatron or torchtitan export"
-        )
+    require_data_parallel_only(layout, "a DeepSpeed config", "megatron or torchtitan")
     if layout.offload != "none" and layout.zero == 0:
         raise ExportError("strategy.offload: DeepSpeed offloads only under ZeRO stage 1 or more")
     if layout.offload == "optimizer+params" and layout.zero < 3:

@@ -163,3 +163,15 @@ def require_full_training(layout: ExportLayout, target: str, alternatives: str) 
 def comment_block(lines: list[str] | tuple[str, ...], marker: str = "#") -> str:
     """Lines as a comment block, one marker per line."""
     return "".join(f"{marker} {line}".rstrip() + "\n" for line in lines)
+
+
+def require_data_parallel_only(layout: ExportLayout, target: str, alternatives: str) -> None:
+    """Refuse a layout with tensor, pipeline, context or expert parallelism for a target that
+    shards over data parallelism only, naming the exports that can run it."""
+    split = {"tp": layout.tp, "pp": layout.pp, "cp": layout.cp, "ep": layout.ep}
+    beyond = [f"{name}={value}" for name, value in split.items() if value > 1]
+    if beyond:
+        raise ExportError(
+            f"strategy: {target} shards over data parallelism only, got "
+            f"{', '.join(beyond)}; use the {alternatives} export"
+        )

@@ -26,6 +26,7 @@ from typing import Any
 from gpuplan.errors import InputError
 from gpuplan.pricing.currency import ExchangeRates, default_rates
 from gpuplan.pricing.fees import FeeLine, Usage, itemize_fees
+from gpuplan.pricing.files import read_text_file
 from gpuplan.pricing.offers import Offer, PricePlan
 from gpuplan.units import GB
 
@@ -75,11 +76,7 @@ def _non_negative(text: str, where: str) -> Decimal:
 
 def read_usage(path: str | Path) -> list[UsageRecord]:
     """Usage records from a CSV file (columns in :data:`COLUMNS`; extra columns are ignored)."""
-    path = Path(path)
-    try:
-        text = path.read_text("utf-8")
-    except OSError as error:
-        raise UsageFileError(f"cannot read usage file {str(path)!r}: {error.strerror}") from None
+    text = read_text_file(path, "usage", UsageFileError)
     reader = csv.DictReader(text.splitlines())
     missing = [column for column in COLUMNS[:4] if column not in (reader.fieldnames or [])]
     if missing:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuplan.errors import InputError
+from gpuplan.pricing.files import read_toml_file
 from gpuplan.pricing.provenance import Provenance
 
 
@@ -128,14 +129,7 @@ def default_rates() -> ExchangeRates:
 
 def load_rates_file(path: str | Path) -> ExchangeRates:
     """A user's rate table in the same form as ``currency.toml``."""
-    path = Path(path)
-    try:
-        document = tomllib.loads(path.read_text("utf-8"))
-    except OSError as error:
-        raise CurrencyError(f"cannot read rates file {str(path)!r}: {error.strerror}") from None
-    except tomllib.TOMLDecodeError as error:
-        raise CurrencyError(f"{path}: malformed TOML: {error}") from None
-    return parse_rates(document, str(path))
+    return parse_rates(read_toml_file(path, "rates", CurrencyError), str(path))
 
 
 def build_rates(

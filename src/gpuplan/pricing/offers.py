@@ -30,7 +30,6 @@ A price is per GPU (``per = "gpu"``) or per instance (``per = "instance"``), for
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -40,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuplan.errors import InputError
+from gpuplan.pricing.files import parse_toml, read_text_file
 from gpuplan.pricing.provenance import Provenance
 from gpuplan.units import (
     GB,
@@ -606,21 +606,12 @@ def parse_provider(document: Mapping[str, Any], origin: str) -> list[Offer]:
 
 
 def read_offers_text(text: str, origin: str) -> list[Offer]:
-    try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise OfferError(f"{origin}: malformed TOML: {error}") from None
-    return parse_provider(document, origin)
+    return parse_provider(parse_toml(text, origin, OfferError), origin)
 
 
 def load_offers_file(path: str | Path) -> list[Offer]:
     """Offers from a user's TOML file (same schema as the built-in ``offers/<provider>.toml``)."""
-    path = Path(path)
-    try:
-        text = path.read_text("utf-8")
-    except OSError as error:
-        raise OfferError(f"cannot read offers file {str(path)!r}: {error.strerror}") from None
-    return read_offers_text(text, str(path))
+    return read_offers_text(read_text_file(path, "offers", OfferError), str(path))
 
 
 @cache

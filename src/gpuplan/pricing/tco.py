@@ -25,7 +25,6 @@ Break-even month: the first month when cumulative rent reaches cumulative owning
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuplan.errors import InputError
+from gpuplan.pricing.files import read_toml_file
 from gpuplan.pricing.offers import CURRENCIES, to_decimal
 
 HOURS_PER_YEAR = 8760
@@ -205,14 +205,7 @@ def parse_tco(document: Mapping[str, Any], origin: str) -> TCOInputs:
 
 
 def load_tco_file(path: str | Path) -> TCOInputs:
-    path = Path(path)
-    try:
-        document = tomllib.loads(path.read_text("utf-8"))
-    except OSError as error:
-        raise TCOError(f"cannot read TCO file {str(path)!r}: {error.strerror}") from None
-    except tomllib.TOMLDecodeError as error:
-        raise TCOError(f"{path}: malformed TOML: {error}") from None
-    return parse_tco(document, str(path))
+    return parse_tco(read_toml_file(path, "TCO", TCOError), str(path))
 
 
 def _capital_recovery_interest(capex: Decimal, rate: Decimal, years: int) -> Decimal:
