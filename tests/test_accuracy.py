@@ -10,15 +10,12 @@ import pytest
 
 from gpuplan.accuracy import memory_comparisons, summarize
 
-MEDIAN_BOUND = 0.20
-WORST_BOUND = 0.50
-MEDIAN_BOUND_WITHOUT_QLORA = 0.15
-
-KNOWN_FALSE_FITS = {
-    # litgpt reports OOM for a 4 x A10G FSDP full fine-tune that the model puts at about 17 GiB;
-    # litgpt's runs are under-predicted (docs/accuracy.md), cause not found.
-    "litgpt-llama-2-7b-full-4g-mb4",
-}
+MEDIAN_BOUND = 0.10
+WORST_BOUND = 0.25
+"""The memory model issue's bounds: median absolute error 10 %, every row within 25 %."""
+MEDIAN_BOUND_WITHOUT_QLORA = 0.05
+"""Full fine-tuning and LoRA rows reach about 4 % (docs/accuracy.md); QLoRA stays about 17 %
+under."""
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +48,7 @@ def test_memory_error_without_qlora(comparisons):
 def test_out_of_memory_rows_are_not_predicted_to_fit(comparisons):
     oom_rows = [c for c in comparisons if c.row.oom]
     assert len(oom_rows) >= 4
-    false_fits = {c.row.id for c in oom_rows if c.fits}
-    assert false_fits <= KNOWN_FALSE_FITS
+    assert [c.row.id for c in oom_rows if c.fits] == []
 
 
 # --- throughput ---------------------------------------------------------------------------------

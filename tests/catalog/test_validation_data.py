@@ -174,7 +174,7 @@ def test_scenario_mapping():
     assert row.measured_bytes == round(82.4 * 2**30)
 
     lora = next(r for r in MEMORY if r.id == "litgpt-llama-2-7b-lora-1g-mb2")
-    assert lora.scenario()["lora"] == {"rank": 32, "alpha": 16, "targets": "q,v"}
+    assert lora.scenario()["lora"] == {"rank": 32, "alpha": 16, "targets": "q,v", "dropout": 0.05}
     assert lora.scenario()["precision"] == "bf16-pure"
 
     mpt = next(r for r in THROUGHPUT if r.source == "mosaicml/llm-foundry")

@@ -115,6 +115,81 @@ def test_flash_attention_stores_no_score_matrix():
     assert float(eager) > 2 * float(long)
 
 
+def _tiny_llama() -> ModelSpec:
+    return ModelSpec.from_hf_config(
+        {
+            "model_type": "llama",
+            "num_hidden_layers": 22,
+            "hidden_size": 2048,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 4,
+            "intermediate_size": 5632,
+            "vocab_size": 32000,
+        },
+        name="tiny-llama",
+    )
+
+
+def test_eager_full_fine_tune_layer_matches_the_saved_tensor_count():
+    """litgpt 0.4.12's full fine-tune of TinyLlama keeps 28 h + 8 F bytes per token per layer
+    plus the fp32 log-sum-exp (4 a), counted op by op with saved_tensors_hooks
+    (docs/accuracy.md): fp32 RMSNorm input and output, K and V repeated to all 32 heads."""
+    model = _tiny_llama()
+    eager = np.asarray(FRAMEWORK_CODES.index("hf"))
+    per_token = activation_bytes_per_token_per_layer(model, _layout(), eager, 512)
+    h, f, a = 2048, 5632, 32
+    assert float(per_token) == 28 * h + 8 * f + 4 * a
+
+
+def test_fused_stack_keeps_grouped_kv_and_bf16_norm_inputs():
+    model = _tiny_llama()
+    megatron = np.asarray(FRAMEWORK_CODES.index("megatron"))
+    eager = np.asarray(FRAMEWORK_CODES.index("hf"))
+    fused = float(activation_bytes_per_token_per_layer(model, _layout(), megatron, 512))
+    unfused = float(activation_bytes_per_token_per_layer(model, _layout(), eager, 512))
+    h, kv, f = 2048, 256, 5632
+    norms_saved = 2 * 8 * h - 2 * 2 * h
+    repeated_kv = 2 * 2 * (h - kv)
+    swiglu_saved = 8 * f - 6 * f
+    assert unfused - fused == norms_saved + repeated_kv + swiglu_saved
+
+
+def test_lora_dropout_keeps_a_masked_copy_per_target():
+    model = _tiny_llama()
+    eager = np.asarray(FRAMEWORK_CODES.index("hf"))
+    targets = ("q_proj", "v_proj")
+
+    def kept(**options: object) -> float:
+        return float(
+            activation_bytes_per_token_per_layer(
+                model, _layout(), eager, 512, lora_targets=targets, **options
+            )
+        )
+
+    without_dropout, with_dropout = kept(), kept(lora_dropout=True)
+    assert with_dropout - without_dropout == 2 * 3 * 2048 - 2 * 2048
+    qlora = kept(lora_dropout=True, frozen_linear_keeps_input=True)
+    h, f = 2048, 5632
+    assert qlora - with_dropout == 2 * (h + h + f)
+
+
+def test_fsdp_gradient_accumulation_holds_unsharded_gradients():
+    scenario = {
+        "model": "llama-2-7b",
+        "method": "full",
+        "precision": "bf16-pure",
+        "framework": "fsdp",
+        "seq_len": 512,
+        "micro_batch": 4,
+        "hardware": {"gpu": "a10g-24gb", "count": 4},
+        "strategy": {"zero": 3, "recompute": "full"},
+    }
+    one_step = gpuplan.estimate({**scenario, "global_batch": 16})["memory"]["parts"]
+    accumulating = gpuplan.estimate({**scenario, "global_batch": 64})["memory"]["parts"]
+    params = 6_738_415_616
+    assert accumulating["gradients"] - one_step["gradients"] == pytest.approx(2 * params, rel=1e-3)
+
+
 def test_optimizer_bytes_per_parameter():
     model = _gpt(12, 768, 2, 1024)
     assert optimizer_state_bytes_per_param(TrainingJob(model, optimizer="adamw")) == 8

@@ -45,6 +45,8 @@ class ValidationRow:
     lora_rank: int | None
     lora_alpha: int | None
     lora_targets: str | None
+    lora_dropout: float | None
+    double_quant: bool | None
     precision: str | None
     optimizer: str | None
     framework: str | None
@@ -64,6 +66,7 @@ class ValidationRow:
     global_batch: int | None
     recompute: str | None
     offload: str | None
+    flash_attention: bool | None
     fused_loss: bool
     compile: bool
     use: str
@@ -98,7 +101,13 @@ class ValidationRow:
             raise ValueError(f"validation row {self.id!r} pins no architecture ({self.notes})")
         scenario: dict[str, Any] = {"model": model, "method": self.method}
         if self.method in ("lora", "qlora"):
-            lora = {"rank": self.lora_rank, "alpha": self.lora_alpha, "targets": self.lora_targets}
+            lora = {
+                "rank": self.lora_rank,
+                "alpha": self.lora_alpha,
+                "targets": self.lora_targets,
+                "dropout": self.lora_dropout,
+                "double_quant": self.double_quant,
+            }
             scenario["lora"] = {k: v for k, v in lora.items() if v is not None}
         optimizer = _OPTIMIZER_ALIASES.get(self.optimizer or "", self.optimizer)
         for key, value in (
@@ -131,6 +140,7 @@ class ValidationRow:
             "zero": self.zero,
             "recompute": self.recompute,
             "offload": self.offload,
+            "flash_attention": self.flash_attention,
         }
         strategy = {k: v for k, v in strategy.items() if v is not None}
         if strategy:
@@ -166,9 +176,10 @@ _INT_FIELDS = {
     "zero", "micro_batch", "seq_len", "global_batch", "measured_bytes",
 }  # fmt: skip
 _FLOAT_FIELDS = {
-    "tokens_per_second_per_gpu", "tflops_per_gpu", "mfu", "hfu", "peak_flops_assumed",
+    "lora_dropout", "tokens_per_second_per_gpu", "tflops_per_gpu", "mfu", "hfu", "peak_flops_assumed",
 }  # fmt: skip
 _BOOL_FIELDS = {"fused_loss", "compile", "oom"}
+_OPTIONAL_BOOL_FIELDS = {"double_quant", "flash_attention"}
 _REQUIRED_TEXT = {"id", "source", "source_ref", "table", "method", "use", "notes", "metric"}
 
 
@@ -180,6 +191,8 @@ def _convert(name: str, text: str) -> Any:
         return text
     if not text:
         return None
+    if name in _OPTIONAL_BOOL_FIELDS:
+        return text.lower() == "true"
     if name in _INT_FIELDS:
         return int(text)
     if name in _FLOAT_FIELDS:

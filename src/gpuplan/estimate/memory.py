@@ -51,7 +51,7 @@ DEFAULT_SAFETY_MARGIN = 0.10
 """``fits`` requires ``peak_bytes <= capacity * (1 - margin)``, and the plan search keeps the same
 headroom: the driver and ECC reserve a few hundred MiB (an 80 GiB H100 shows 81,559 MiB in
 nvidia-smi), allocation spikes vary from run to run, and the model's median error against
-published peaks is about 16 %, mostly under (docs/accuracy.md)."""
+published peaks is about 7 %, with QLoRA about 17 % under (docs/accuracy.md)."""
 
 PARTS = (
     "weights",
@@ -217,7 +217,8 @@ def model_state_bytes(
     master. ZeRO divides over ``dp * cp``: stage 1 the master and optimizer states, stage 2
     also gradients, stage 3 also weights. Frozen weights (LoRA, QLoRA, freeze) are bf16, or NF4
     for QLoRA's linear layers. Offload moves master and optimizer states (and with
-    ``optimizer+params`` the sharded weights) to host memory.
+    ``optimizer+params`` the sharded weights) to host memory. Under FSDP with gradient
+    accumulation the rank also holds the unsharded gradients it accumulates (``frameworks.py``).
     """
     model = job.model
     stage = stage_parameters(model, layout, last_stage)
@@ -275,6 +276,13 @@ def model_state_bytes(
         frozen_bytes = frozen * (FP32 if job.precision == "fp32" else BF16)
     weights = weights + frozen_bytes / weight_divisor
     gradients = trained * grad_bytes / gradient_divisor
+    accumulates_unsharded = (
+        (zero == 3)
+        & (layout.micro_batches > 1)
+        & (profile_values(framework_codes, "accumulates_unsharded_gradients") > 0)
+    )
+    unsharded_bytes = FP32 if job.precision == "fp32" else BF16
+    gradients = gradients + np.where(accumulates_unsharded, trained * unsharded_bytes, 0.0)
     optimizer = trained * (master_bytes + state_bytes) / optimizer_divisor
     optimizer = np.where(offloaded_optimizer, 0.0, optimizer)
     return {"weights": weights, "gradients": gradients, "optimizer": optimizer}
@@ -301,14 +309,16 @@ def activation_bytes_per_token_per_layer(
     Tensor by tensor (Korthikanti et al. 2022, section 4.1, adapted), in units of the value size
     (2 bytes for bf16), for hidden h, heads a, query width q = a*head_dim, K/V width k, FFN F:
 
-    - replicated across TP unless sequence parallel: each norm's input (h; an fp32 copy too in
-      eager Hugging Face RMSNorm), the attention input (h), the MLP input (h), dropout masks
-      (h/2 each after attention and MLP, 1 byte per element);
-    - split by TP: Q, K, V (q + 2k), the attention output feeding the output projection (q),
-      the fp32 log-sum-exp of flash attention (2a), or without flash attention the softmax
-      output and its dropout (a*s, plus a*s/2 + a*s with dropout); the MLP's saved tensors
-      (SwiGLU 3F or 4F, plain MLP 2F); MoE: router logits (2E fp32), each token's k expert inputs
-      and activations, the permuted copy for the combine, shared experts as a dense MLP.
+    - replicated across TP unless sequence parallel: each norm's input (h for LayerNorm and
+      fused RMSNorm; the eager RMSNorm's fp32 copy, 2h, plus its normalised output when the
+      norm weight trains: ``frameworks.py``), the attention input (h), the MLP input (h),
+      dropout masks (h/2 each after attention and MLP, 1 byte per element);
+    - split by TP: Q, K, V (q + 2k, or 3q where the stack repeats K and V to every head), the
+      attention output feeding the output projection (q), the fp32 log-sum-exp of flash
+      attention (2a), or without flash attention the softmax output and its dropout (a*s, plus
+      a*s/2 + a*s with dropout); the MLP's saved tensors (SwiGLU 3F or 4F; GeLU its input F and,
+      when fc2 needs it, its output F); MoE: router logits (2E fp32), each token's k expert
+      inputs and activations, the permuted copy for the combine, shared experts as a dense MLP.
 
     Korthikanti's GPT case (LayerNorm, GeLU, dropout, no flash attention) gives exactly
     ``34 h + 5 a s`` per token, their eq. 1; with TP ``10 h + (24 h + 5 a s)/t`` (eq. 2) and with
@@ -319,13 +329,16 @@ def activation_bytes_per_token_per_layer(
     the block input, the outputs of every other matmul (wq, wv, w1, w2) and of flash attention,
     and recomputes the rest.
 
-    LoRA: a frozen ``nn.Linear`` keeps no input unless it is a target; targets with dropout keep
-    the dropped input and its mask. QLoRA's 4-bit linear layers keep their input whether or not
-    they are targets (``frozen_linear_keeps_input``: bitsandbytes ``MatMul4Bit.forward`` saves
-    ``A`` whenever the input needs a gradient).
+    LoRA (frozen base weights, Hu et al. 2021): a frozen linear layer keeps no input and a frozen
+    norm no normalised output. A target keeps its input for the adapter's A gradient, or with
+    LoRA dropout the dropped copy and its 1-byte mask instead (PEFT ``lora.Linear.forward``: one
+    dropout per target module). QLoRA's 4-bit layers keep their input whether or not they are
+    targets (``frozen_linear_keeps_input``: bitsandbytes up to 0.43.1, ``MatMul4Bit.forward``
+    stores ``ctx.tensors = (A, B)``; litgpt 0.4 pins bitsandbytes 0.42).
 
     ``compiled`` (``torch.compile``): Inductor's min-cut partitioner keeps the gate and up
-    projections and recomputes the SwiGLU product and the norms' fp32 copies (2F, no copies).
+    projections and the norms' bf16 inputs, and recomputes the SwiGLU product and the norms'
+    fp32 intermediates (2F, h per norm).
     """
     h = float(model.hidden_size)
     a = float(model.num_attention_heads)
@@ -333,14 +346,21 @@ def activation_bytes_per_token_per_layer(
     sp = layout.sequence_parallel
     selective = layout.recompute == 1
     swiglu = profile_values(framework_codes, "swiglu_bytes_per_element") / BF16
-    norm_copy = profile_values(framework_codes, "norm_fp32_copy")
+    trained = lora_targets is None
+    if model.norm == "rmsnorm":
+        norm_input = profile_values(framework_codes, "rmsnorm_input_bytes") / BF16
+        norm_output = profile_values(framework_codes, "rmsnorm_output_bytes") / BF16
+        norm_output = norm_output if trained else np.zeros_like(norm_output)
+    else:
+        norm_input, norm_output = np.ones_like(swiglu), np.zeros_like(swiglu)
     if compiled:
         swiglu = np.minimum(swiglu, 2.0)
-        norm_copy = np.zeros_like(norm_copy)
+        norm_input, norm_output = np.ones_like(norm_input), np.zeros_like(norm_output)
 
+    repeats_kv = profile_values(framework_codes, "repeats_kv_heads") > 0
     if model.uses_mla:
         q_width = float(model.q_width)
-        kv_width = (
+        kv_width: float | FloatArray = (
             float(
                 model.num_attention_heads
                 * (model.qk_nope_head_dim + model.qk_rope_head_dim + model.v_head_dim)
@@ -348,17 +368,20 @@ def activation_bytes_per_token_per_layer(
             / 2
         )
     else:
-        q_width, kv_width = float(model.q_width), float(model.kv_width)
+        q_width = float(model.q_width)
+        kv_width = np.where(repeats_kv, q_width, float(model.kv_width))
 
-    targets = set(lora_targets) if lora_targets is not None else None
+    targets = set(lora_targets) if lora_targets is not None else set()
 
     def keeps_input(*modules: str) -> float:
-        if targets is None or frozen_linear_keeps_input or targets.intersection(modules):
+        """1 when a linear layer keeps its input for a weight gradient (LoRA dropout keeps a
+        dropped copy instead, counted with the adapters)."""
+        if trained or frozen_linear_keeps_input:
             return 1.0
-        return 0.0
+        return 1.0 if targets.intersection(modules) and not lora_dropout else 0.0
 
     norms = float(min(model.norms_per_layer, 4))
-    norm_inputs = norms * h * (1.0 + 2.0 * norm_copy)
+    norm_inputs = norms * h * (norm_input + norm_output)
     attention_input = h * keeps_input("q_proj", "k_proj", "v_proj")
     mlp_input = h * keeps_input("gate_proj", "up_proj")
     masks = h if dropout else 0.0
@@ -373,10 +396,11 @@ def activation_bytes_per_token_per_layer(
         scores = np.where(selective, 0.0, score_terms / tp)
 
     def mlp_elements(width: float) -> FloatArray:
+        down_input = keeps_input("down_proj")
         if not model.gated_mlp:
-            return np.asarray(2.0 * width + 0 * swiglu, dtype=float)
+            return np.asarray((1.0 + down_input) * width + 0 * swiglu, dtype=float)
         saved_per_element = np.where(selective & (swiglu > 3), 2.0, swiglu)
-        if targets is not None and not frozen_linear_keeps_input and "down_proj" not in targets:
+        if down_input == 0.0:
             saved_per_element = np.maximum(saved_per_element - 1.0, 2.0)
         return np.asarray(saved_per_element * width, dtype=float)
 
@@ -396,7 +420,7 @@ def activation_bytes_per_token_per_layer(
         mlp = mlp_elements(model.intermediate_size) / tp
 
     lora_extra: float | FloatArray = 0.0
-    if targets is not None and lora_dropout:
+    if targets and lora_dropout:
         widths = {
             "q_proj": h,
             "k_proj": h,
@@ -422,7 +446,7 @@ def activation_bytes_per_token_per_layer(
             else model.intermediate_size
         )
         block_ends = np.where(sp, 2.0 * h / tp, 2.0 * h)
-        saved_outputs = (q_width + kv_width + q_width + 2.0 * a + width) / tp
+        saved_outputs = (q_width + model.kv_width + q_width + 2.0 * a + width) / tp
         kept = np.where(every_other_matmul, block_ends + saved_outputs, kept)
     return np.asarray(kept * bytes_per_value, dtype=float)
 
@@ -463,12 +487,14 @@ def logits_bytes(
     job: TrainingJob, layout: Layout, framework_codes: npt.NDArray[np.int64]
 ) -> FloatArray:
     """Output logits and the loss for one micro-batch on the last stage: ``s b V / (t cp)`` logits
-    times the bytes per logit the stack keeps (Megatron 6, eager 10; see ``frameworks.py``). A
-    fused or chunked cross-entropy keeps the bf16 logits and one fp32 chunk at a time (3 bytes)."""
+    times the bytes per logit the stack keeps (Megatron 6, eager 12; see ``frameworks.py``). A
+    fused or chunked cross-entropy keeps the bf16 logits and their log-probabilities (bf16 in
+    litgpt's ``chunked_cross_entropy``; fp32 per chunk after torchtune's
+    ``CEWithChunkedOutputLoss`` frees the bf16 chunks), 4 bytes."""
     tokens = job.seq_len * layout.micro_batch / layout.cp
     elements = tokens * job.model.vocab_size / layout.tp
     per_element = (
-        3.0 if job.fused_loss else profile_values(framework_codes, "logit_bytes_per_element")
+        4.0 if job.fused_loss else profile_values(framework_codes, "logit_bytes_per_element")
     )
     return np.asarray(elements * per_element, dtype=float)
 

@@ -177,7 +177,7 @@ def memory_checks() -> list[Check]:
                 "seq_len": 4096,
                 "global_batch": 1,
                 "hardware": {"gpu": "b300-sxm-288gb", "count": 1},
-                "strategy": {"zero": 0, "micro_batch": 1, "recompute": "none"},
+                "strategy": {"zero": 0, "micro_batch": 1, "recompute": "full"},
             }
         )
         parts = result["memory"]["parts"]
