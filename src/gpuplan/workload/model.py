@@ -55,6 +55,14 @@ _LLAMA_DEFAULTS = {
     "num_attention_heads": 32,
     "max_position_embeddings": 2048,
 }
+_QWEN_DEFAULTS = {
+    "vocab_size": 151936,
+    "hidden_size": 4096,
+    "intermediate_size": 22016,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "max_position_embeddings": 32768,
+}
 
 FAMILIES: dict[str, FamilyTraits] = {
     "llama": FamilyTraits(defaults=_LLAMA_DEFAULTS),
@@ -81,24 +89,12 @@ FAMILIES: dict[str, FamilyTraits] = {
     ),
     "qwen2": FamilyTraits(
         qkv_bias=True,
-        defaults={
-            "vocab_size": 151936,
-            "hidden_size": 4096,
-            "intermediate_size": 22016,
-            "num_hidden_layers": 32,
-            "num_attention_heads": 32,
-            "max_position_embeddings": 32768,
-        },
+        defaults=_QWEN_DEFAULTS,
     ),
     "qwen3": FamilyTraits(
         qk_norm="per_head",
         defaults={
-            "vocab_size": 151936,
-            "hidden_size": 4096,
-            "intermediate_size": 22016,
-            "num_hidden_layers": 32,
-            "num_attention_heads": 32,
-            "max_position_embeddings": 32768,
+            **_QWEN_DEFAULTS,
             "head_dim": 128,
         },
     ),
