@@ -14,8 +14,15 @@ import gpuplan
 from gpuplan.api import plan_search
 from gpuplan.catalog import load_gpu
 from gpuplan.errors import InputError
+from gpuplan.pricing.offers import catalog_offers
 from gpuplan.scenario import parse_scenario
-from gpuplan.search import PlanRequest, _strategy_at, evaluate_gpu
+from gpuplan.search import (
+    PlanRequest,
+    evaluate_machine,
+    group_machines,
+    machine_gpu_counts,
+    strategy_at,
+)
 
 FINE_TUNE_70B = {
     "model": "llama-3.1-70b",
@@ -72,6 +79,11 @@ def test_time_objective_ranks_by_duration():
     assert all(plan["count"] <= 64 for plan in plans)
 
 
+def _machines_of(gpu_id: str):
+    gpu = load_gpu(gpu_id)
+    return group_machines(catalog_offers(), {gpu.id: gpu})
+
+
 @pytest.mark.parametrize("model", ["llama-3.1-70b", "qwen3-30b-a3b"])
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -82,17 +94,20 @@ def test_vectorized_path_agrees_with_the_scalar_estimate(model, data):
     gpu_id = data.draw(
         st.sampled_from(["h100-sxm-80gb", "a100-sxm-80gb", "h200-sxm-141gb", "rtx-4090-24gb"])
     )
-    evaluated, _, _ = evaluate_gpu(scenario, load_gpu(gpu_id), PlanRequest(scenario, max_gpus=256))
+    machine = data.draw(st.sampled_from(_machines_of(gpu_id)))
+    request = PlanRequest(scenario, max_gpus=256)
+    counts = machine_gpu_counts(machine, scenario, request)
+    evaluated, _, _ = evaluate_machine(scenario, machine, counts, request)
     if evaluated is None:
         return
     index = data.draw(st.integers(0, len(evaluated.candidates) - 1))
-    strategy = _strategy_at(evaluated, index, scenario)
+    strategy = strategy_at(evaluated, index, scenario)
     count = int(evaluated.candidates.count[index])
     scalar = gpuplan.estimate(
         {
             **FINE_TUNE_70B,
             "model": model,
-            "hardware": {"gpu": gpu_id, "count": count},
+            "hardware": {"offer": machine.offers[0].id, "count": count},
             "strategy": {key: value for key, value in strategy.to_dict().items() if key != "dp"},
         }
     )
@@ -161,3 +176,95 @@ def test_single_gpu_consumer_plans_are_part_of_the_search():
     plans = plan_search(QLORA_8B, limit=50)["plans"]
     assert any(plan["count"] == 1 and plan["gpu"].startswith("rtx") for plan in plans)
     assert all(np.isfinite(plan["duration"]["seconds"]) for plan in plans)
+
+
+def test_instance_counts_hold_every_small_count_and_a_fine_ladder():
+    from gpuplan.search import instance_counts
+
+    counts = instance_counts(1, 2048)
+    assert counts[:16] == list(range(1, 17))
+    assert {18, 20, 24, 72, 80, 96, 120, 1920, 2048} <= set(counts)
+    assert all(later / earlier <= 1.125 for earlier, later in itertools.pairwise(counts[15:]))
+    assert instance_counts(4, 10) == [4, 5, 6, 7, 8, 9, 10]
+    assert instance_counts(2, 75)[-1] == 75
+
+
+@pytest.fixture(scope="module")
+def startup_preset_result():
+    from gpuplan.presets import PRESETS
+
+    preset = PRESETS["startup"]
+    return plan_search(preset["scenario"], **{**preset["options"], "limit": 200})
+
+
+def test_offers_without_a_cluster_network_are_never_joined(startup_preset_result):
+    plans = startup_preset_result["plans"]
+    assert plans
+    for plan in plans:
+        machine = plan["machine"]
+        if machine["network"] == "none":
+            assert plan["count"] == machine["gpus"], plan["cost"]["offer"]
+        assert not machine["network_assumed"]
+
+
+def test_every_plan_is_priced_by_an_offer_of_the_modelled_machine(startup_preset_result):
+    from gpuplan.pricing.offers import OfferBook
+
+    book = OfferBook.build()
+    for plan in startup_preset_result["plans"]:
+        offer = book.get(plan["cost"]["offer"])
+        assert offer.gpu == plan["gpu"]
+        assert plan["count"] == offer.gpus * plan["cost"]["instances"]
+        assert plan["machine"]["gpus"] == offer.gpus
+        if offer.topology is not None:
+            assert plan["machine"]["network"] == offer.topology.network
+            assert plan["machine"]["intra_node"] == offer.topology.intra_node
+
+
+def test_unlisted_networks_are_joined_only_when_allowed_and_said():
+    job = {**FINE_TUNE_70B, "model": "llama-3.1-8b", "tokens": "1B"}
+    plans = plan_search(
+        job, gpus=("rtx-4090-24gb",), max_gpus=64, allow_unlisted_network=True, limit=50
+    )["plans"]
+    joined = [plan for plan in plans if plan["count"] > plan["machine"]["gpus"]]
+    assert joined
+    for plan in joined:
+        assert plan["machine"]["network_assumed"]
+        assert plan["machine"]["network"] == "none"
+        codes = {notice["code"] for notice in plan["warnings"]}
+        assert "no_cluster_network" in codes
+    default = plan_search(job, gpus=("rtx-4090-24gb",), max_gpus=64, limit=50)
+    assert all(plan["count"] == plan["machine"]["gpus"] for plan in default["plans"])
+
+
+def test_the_job_and_its_batch_are_restated():
+    result = plan_search({key: value for key, value in QLORA_8B.items() if key != "global_batch"})
+    job = result["job"]
+    assert job["model"] == "llama-3.1-8b" and job["method"] == "qlora"
+    assert job["tokens"] == 100_000_000 and job["seq_len"] == 2048
+    assert job["batch_rule"] == "fine-tuning"
+    assert job["global_batch_tokens"] == job["global_batch"] * 2048
+    given = plan_search(QLORA_8B)["job"]
+    assert given["global_batch"] == 32 and given["batch_rule"] == "scenario"
+
+
+def test_start_up_is_paid_in_time_and_money():
+    result = plan_search({**QLORA_8B, "tokens": "2M"}, limit=50)
+    for plan in result["plans"]:
+        duration = plan["duration"]
+        assert duration["startup_seconds"] > 0
+        assert duration["seconds"] == pytest.approx(
+            duration["startup_seconds"] + duration["training_seconds"]
+        )
+
+
+def test_a_short_job_is_not_spread_over_many_gpus_that_cost_more():
+    """A job of a few hours: start-up and billing minimums make large clusters cost more, and
+    the ranking is by the whole cost, so no plan ranks above a cheaper one."""
+    result = plan_search({**QLORA_8B, "tokens": "20M"}, max_gpus=64, limit=200)
+    costs = [float(plan["cost"]["total"]) for plan in result["plans"]]
+    assert costs == sorted(costs)
+    top = result["plans"][0]
+    for plan in result["plans"][1:]:
+        if plan["count"] > top["count"]:
+            assert float(plan["cost"]["total"]) >= float(top["cost"]["total"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from gpuplan.estimate.efficiency import MachineMeasurements
 from gpuplan.estimate.frameworks import FRAMEWORK_CODES, resolve_framework_codes
 from gpuplan.estimate.memory import estimate_memory
 from gpuplan.estimate.reliability import dataset_read_check
+from gpuplan.estimate.startup import startup_seconds
 from gpuplan.estimate.time import estimate_step_time
 from gpuplan.scenario import Scenario, parse_scenario
 from gpuplan.units import SECONDS_PER_DAY
@@ -58,6 +60,9 @@ def estimate(
             "hardware.gpu: estimate needs a GPU (e.g. h100-sxm-80gb); `gpuplan gpus` lists them"
         )
     job, cluster = parsed.job, parsed.cluster
+    if parsed.batch_rule != "scenario":
+        parsed = replace(parsed, job=batch_for_layout(parsed, cluster))
+        job = parsed.job
     strategy = parsed.strategy.resolved(job, cluster)
     layout = strategy.layout(job)
     memory = estimate_memory(
@@ -81,7 +86,11 @@ def estimate(
     reliability = options.estimate(job, cluster.count)
     goodput = float(reliability.goodput)
     effective_tokens_per_second = float(step.tokens_per_second) * goodput
-    seconds = job.tokens / effective_tokens_per_second if job.tokens else None
+    startup = float(
+        startup_seconds(job, cluster.nodes, options.storage_read_bandwidth, parsed.startup)
+    )
+    training = job.tokens / effective_tokens_per_second if job.tokens else None
+    seconds = startup + training if training is not None else None
     if not job.tokens:
         warnings.append("no tokens given: add tokens (e.g. 20B) to get the training duration")
     data_check = dataset_read_check(float(step.tokens_per_second), options.storage_read_bandwidth)
@@ -129,6 +138,8 @@ def estimate(
         "duration": {
             "seconds": seconds,
             "days": seconds / SECONDS_PER_DAY if seconds is not None else None,
+            "startup_seconds": startup,
+            "training_seconds": training,
             "tokens": job.tokens,
         },
         "strategy": {**strategy.to_dict(), "framework": framework},
@@ -137,14 +148,25 @@ def estimate(
             "total_params": job.model.total_params,
             "active_params": job.model.active_params,
         },
-        "hardware": {
-            "gpu": cluster.gpu.id,
-            "count": cluster.count,
-            "gpus_per_node": cluster.gpus_per_node,
-            "inter_node": cluster.inter_node,
+        "hardware": cluster.describe(),
+        "job": {
+            "global_batch": job.global_batch,
+            "global_batch_tokens": job.global_batch_tokens,
+            "batch_rule": parsed.batch_rule,
         },
         "warnings": warnings,
     }
+
+
+def batch_for_layout(scenario: Scenario, cluster: Any) -> Any:
+    """The job with a batch gpuplan chose rounded up to a multiple of ``dp * micro_batch``, so
+    that every data-parallel rank gets whole micro-batches."""
+    strategy = scenario.strategy
+    model_parallel = max(strategy.tp * strategy.pp * strategy.cp, 1)
+    dp = strategy.dp or max(cluster.count // model_parallel, 1)
+    step = dp * max(strategy.micro_batch, 1)
+    batch = -(-scenario.job.global_batch // step) * step
+    return replace(scenario.job, global_batch=batch)
 
 
 def layout_warnings(scenario: Scenario, strategy: Any) -> list[str]:

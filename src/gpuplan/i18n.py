@@ -60,6 +60,7 @@ EN: dict[str, str] = {
     "col.rent": "rent",
     "col.buy_minus_rent": "buy - rent",
     "col.plan": "plan",
+    "col.duration": "duration",
     "col.mode": "billing mode",
     "col.compute_cost": "compute cost",
     "col.assumption": "assumption",
@@ -115,6 +116,25 @@ EN: dict[str, str] = {
     "plan.no_offer": "no offer",
     "plan.gpu_hours": "{hours} GPU-h",
     "plan.free": "free",
+    "plan.job": "Job: {model}, {method}, {tokens} tokens of {seq_len}-token sequences, global batch {batch} sequences ({batch_tokens} tokens; {batch_rule}); budget {budget}; deadline {deadline}",
+    "plan.unoffered": "not sold by any catalog offer: {gpus}",
+    "plan.none": "none",
+    "col.machine": "machine",
+    "col.notes": "notes",
+    "batch.scenario": "as given",
+    "batch.compute-optimal": "chosen by gpuplan: DeepSeek LLM's compute-optimal batch",
+    "batch.fine-tuning": "chosen by gpuplan: the fine-tuning default",
+    "report.job": "Job",
+    "report.scenario.global_batch_tokens": "global batch (tokens)",
+    "report.scenario.batch_rule": "batch chosen",
+    "report.scenario.max_gpus": "largest cluster",
+    "notice.no_cluster_network": "{instances} instances joined over their public Ethernet: the offer lists no network between instances (--allow-unlisted-network)",
+    "notice.unlisted_topology": "{offer} states no topology: modelled as the GPU's usual server, one instance per job",
+    "notice.stale_price": "{offer}: price observed {observed}, {days} days ago",
+    "notice.seed_claims": "{offer}: prices are claims ({claims}), not a price list",
+    "notice.bubble": "the pipeline bubble is {share} of the step",
+    "notice.startup": "start-up ({minutes} min) is {share} of the run",
+    "notice.communication": "exposed communication is {share} of the step",
     # quote
     "quote.header": "{offer} ({provider}): {instances} x {gpus} {gpu} for {duration}",
     "quote.mix": "Cheapest billing mix per instance: {mix}",
@@ -172,8 +192,8 @@ EN: dict[str, str] = {
     "report.measurements": "Measurements",
     "report.no_plan": "No plan meets the request: {reason}",
     "report.answer.plan": (
-        "Rent {count} x {gpu} for {days}: {cost} in total ({per_million} per million tokens) "
-        "at {provider}, billed {mix}."
+        "Rent {count} x {gpu} as {offer} ({machine}) for {days}: {cost} in total "
+        "({per_million} per million tokens) at {provider}, billed {mix}."
     ),
     "report.answer.plan_unpriced": "Use {count} x {gpu} for {days}; no catalog offer prices it.",
     "report.answer.estimate": (
@@ -419,6 +439,7 @@ ZH: dict[str, str] = {
     "col.rent": "租用",
     "col.buy_minus_rent": "自建 - 租用",
     "col.plan": "方案",
+    "col.duration": "时长",
     "col.mode": "计费方式",
     "col.compute_cost": "算力费用",
     "col.assumption": "假设",
@@ -470,6 +491,25 @@ ZH: dict[str, str] = {
     "plan.no_offer": "无报价",
     "plan.gpu_hours": "{hours} GPU·小时",
     "plan.free": "空闲",
+    "plan.job": "任务：{model}，{method}，{tokens} 个 token，序列长度 {seq_len}，全局批大小 {batch} 条序列（{batch_tokens} 个 token；{batch_rule}）；预算 {budget}；截止时间 {deadline}",
+    "plan.unoffered": "目录中没有任何报价出售：{gpus}",
+    "plan.none": "无",
+    "col.machine": "机器",
+    "col.notes": "提示",
+    "batch.scenario": "按场景给定",
+    "batch.compute-optimal": "由 gpuplan 选择：DeepSeek LLM 的计算最优批大小",
+    "batch.fine-tuning": "由 gpuplan 选择：微调默认值",
+    "report.job": "训练任务",
+    "report.scenario.global_batch_tokens": "全局批大小（token）",
+    "report.scenario.batch_rule": "批大小来源",
+    "report.scenario.max_gpus": "最大集群规模",
+    "notice.no_cluster_network": "{instances} 个实例通过公网以太网互联：该报价未列出实例间网络（--allow-unlisted-network）",
+    "notice.unlisted_topology": "{offer} 未说明机器拓扑：按该 GPU 的常见服务器建模，每个任务只用一个实例",
+    "notice.stale_price": "{offer}：价格观测于 {observed}，已过去 {days} 天",
+    "notice.seed_claims": "{offer}：价格是文章中的说法（{claims}），不是价目表",
+    "notice.bubble": "流水线气泡占每步时间的 {share}",
+    "notice.startup": "启动时间（{minutes} 分钟）占整个运行的 {share}",
+    "notice.communication": "未被掩盖的通信占每步时间的 {share}",
     "quote.header": "{offer}（{provider}）：{instances} × {gpus} 张 {gpu}，时长 {duration}",
     "quote.mix": "每个实例最便宜的计费组合：{mix}",
     "quote.unused": "（已付费但未使用：{duration}）",
@@ -520,7 +560,7 @@ ZH: dict[str, str] = {
     "report.measurements": "测量结果",
     "report.no_plan": "没有满足要求的方案：{reason}",
     "report.answer.plan": (
-        "租用 {count} × {gpu}，训练 {days}：总费用 {cost}（每百万 token {per_million}），"
+        "租用 {count} × {gpu}，报价 {offer}（{machine}），训练 {days}：总费用 {cost}（每百万 token {per_million}），"
         "服务商 {provider}，计费方式 {mix}。"
     ),
     "report.answer.plan_unpriced": "使用 {count} × {gpu}，训练 {days}；目录中没有可用报价。",

@@ -7,13 +7,13 @@ error names the field and the accepted values, on one line.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from gpuplan.errors import InputError
+from gpuplan.estimate.batch import default_global_batch
 from gpuplan.estimate.reliability import (
     DEFAULT_RESTART_SECONDS,
     DEFAULT_STORAGE_READ_BANDWIDTH,
@@ -22,6 +22,7 @@ from gpuplan.estimate.reliability import (
     ReliabilityEstimate,
     estimate_reliability,
 )
+from gpuplan.estimate.startup import StartupOptions
 from gpuplan.hardware.cluster import Cluster
 from gpuplan.strategy import Strategy
 from gpuplan.units import parse_bandwidth, parse_duration, parse_tokens
@@ -47,7 +48,9 @@ TOP_LEVEL_KEYS = (
     "fused_loss",
     "compile",
     "reliability",
+    "startup",
 )
+STARTUP_KEYS = ("provisioning", "image_pull", "compile", "communicator_per_node")
 RELIABILITY_KEYS = (
     "failures_per_gpu_hour",
     "restart",
@@ -55,7 +58,15 @@ RELIABILITY_KEYS = (
     "storage_read_bandwidth",
     "asynchronous_checkpoints",
 )
-HARDWARE_KEYS = ("gpu", "count", "gpus_per_node", "inter_node")
+HARDWARE_KEYS = (
+    "gpu",
+    "count",
+    "gpus_per_node",
+    "inter_node",
+    "p2p",
+    "offer",
+    "allow_unlisted_network",
+)
 STRATEGY_KEYS = (
     "dp",
     "tp",
@@ -71,18 +82,6 @@ STRATEGY_KEYS = (
     "sequence_parallel",
 )
 LORA_KEYS = ("rank", "alpha", "targets", "dropout", "double_quant")
-
-
-DEFAULT_GLOBAL_BATCH_TOKENS = 2**20
-"""About a million tokens per optimizer step when the scenario gives no batch: the order of
-magnitude fine-tuning recipes use (torchtune, litgpt: 32-256 sequences) and the low end of
-pre-training (Llama 3: 4M-16M tokens; Dubey et al. 2024, section 3.4.1)."""
-
-
-def default_global_batch(seq_len: int) -> int:
-    """Sequences per step for :data:`DEFAULT_GLOBAL_BATCH_TOKENS`, a power of two so that data
-    parallel sizes divide it."""
-    return max(1, 2 ** round(math.log2(DEFAULT_GLOBAL_BATCH_TOKENS / seq_len)))
 
 
 class ScenarioError(InputError):
@@ -122,6 +121,10 @@ class Scenario:
     strategy_given: tuple[str, ...]
     name: str = ""
     reliability: ReliabilityOptions = field(default_factory=ReliabilityOptions)
+    startup: StartupOptions = field(default_factory=StartupOptions)
+    batch_rule: str = "scenario"
+    """``scenario`` when the scenario gives the batch, else the rule that chose it
+    (``estimate/batch.py``: ``compute-optimal`` or ``fine-tuning``)."""
 
 
 def read_scenario_file(path: str | Path) -> dict[str, Any]:
@@ -252,16 +255,7 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
     if not isinstance(hardware, Mapping):
         raise ScenarioError("hardware: expected a mapping with gpu and count")
     _check_keys(hardware, HARDWARE_KEYS, "hardware.")
-    cluster = None
-    if hardware.get("gpu"):
-        from gpuplan.catalog import load_gpu
-
-        cluster = Cluster(
-            gpu=load_gpu(str(hardware["gpu"])),
-            count=_integer(hardware, "count", "hardware.", 1) or 0,
-            gpus_per_node=_integer(hardware, "gpus_per_node", "hardware.", 0) or 0,
-            inter_node=str(hardware.get("inter_node") or ""),
-        )
+    cluster = _parse_cluster(hardware)
 
     strategy_data = data.get("strategy") or {}
     if not isinstance(strategy_data, Mapping):
@@ -285,9 +279,6 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
         flash_attention=_boolean(strategy_data, "flash_attention", "strategy.", True),
         sequence_parallel=_boolean(strategy_data, "sequence_parallel", "strategy.", True),
     )
-    if not global_batch:
-        global_batch = default_global_batch(seq_len)
-
     job = TrainingJob(
         model=model,
         method=str(data.get("method", "full")),
@@ -295,13 +286,17 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
         optimizer=str(data.get("optimizer", "adamw")),
         framework=str(data.get("framework", "auto")),
         seq_len=seq_len,
-        global_batch=global_batch,
+        global_batch=global_batch or 1,
         tokens=tokens,
         lora=lora,
         trainable_layers=_integer(data, "trainable_layers", "", None),
         fused_loss=_boolean(data, "fused_loss", "", False),
         compile=_boolean(data, "compile", "", False),
     )
+    batch_rule = "scenario"
+    if not global_batch:
+        chosen, batch_rule = default_global_batch(job)
+        job = replace(job, global_batch=chosen)
     reliability = _parse_reliability(data.get("reliability") or {})
     given = tuple(key for key in STRATEGY_KEYS if key in strategy_data) + (
         ("micro_batch",) if "micro_batch" in data and "micro_batch" not in strategy_data else ()
@@ -313,6 +308,69 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
         strategy_given=given,
         name=str(data.get("name", "")),
         reliability=reliability,
+        startup=_parse_startup(data.get("startup")),
+        batch_rule=batch_rule,
+    )
+
+
+def _parse_cluster(hardware: Mapping[str, Any]) -> Cluster | None:
+    """``hardware``: a GPU in its usual servers (``gpus_per_node``, ``inter_node``, ``p2p``
+    override them), or ``offer``: the machine a catalog offer sells, ``count`` GPUs of it."""
+    from gpuplan.catalog import load_gpu
+
+    count = _integer(hardware, "count", "hardware.", 1) or 0
+    if hardware.get("offer"):
+        from gpuplan.hardware.topology import assumed_topology
+        from gpuplan.pricing.offers import OfferBook
+
+        offer = OfferBook.build().get(str(hardware["offer"]))
+        gpu = load_gpu(offer.gpu)
+        if hardware.get("gpu") and load_gpu(str(hardware["gpu"])).id != gpu.id:
+            raise ScenarioError(f"hardware.gpu: offer {offer.id} sells {gpu.id}")
+        if count < 1 or count % offer.gpus:
+            raise ScenarioError(
+                f"hardware.count: {offer.id} sells instances of {offer.gpus} GPUs, got {count}"
+            )
+        topology = offer.topology or assumed_topology(gpu, offer.gpus, "GPU catalog")
+        return Cluster.of_instances(
+            gpu,
+            topology,
+            count // offer.gpus,
+            allow_unlisted_network=_boolean(hardware, "allow_unlisted_network", "hardware.", False),
+        )
+    if not hardware.get("gpu"):
+        return None
+    p2p = hardware.get("p2p")
+    if p2p is not None and not isinstance(p2p, bool):
+        raise ScenarioError(f"hardware.p2p: expected true or false, got {p2p!r}")
+    return Cluster(
+        gpu=load_gpu(str(hardware["gpu"])),
+        count=count,
+        gpus_per_node=_integer(hardware, "gpus_per_node", "hardware.", 0) or 0,
+        inter_node=str(hardware.get("inter_node") or ""),
+        peer_to_peer=p2p,
+    )
+
+
+def _parse_startup(value: Any) -> StartupOptions:
+    """``startup: 20m`` (the whole start-up) or a mapping of :data:`STARTUP_KEYS` durations."""
+    if value is None:
+        return StartupOptions()
+    if not isinstance(value, Mapping):
+        return StartupOptions(total_seconds=parse_duration(value))
+    _check_keys(value, STARTUP_KEYS, "startup.")
+    defaults = StartupOptions()
+    fields = {
+        "provisioning": "provisioning_seconds",
+        "image_pull": "image_pull_seconds",
+        "compile": "compile_seconds",
+        "communicator_per_node": "communicator_seconds_per_node",
+    }
+    return StartupOptions(
+        **{
+            attribute: parse_duration(value.get(key, getattr(defaults, attribute)))
+            for key, attribute in fields.items()
+        }
     )
 
 

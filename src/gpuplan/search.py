@@ -1,15 +1,30 @@
-"""The plan search: every GPU type x cluster size x parallel layout, evaluated on NumPy arrays.
+"""The plan search: offers x instance counts x parallel layouts, evaluated on NumPy arrays.
 
-For each GPU type the search builds all candidate layouts of all cluster sizes at once as one
-:class:`~gpuplan.strategy.Layout` of 1-d arrays, keeps those that obey the parallelism rules,
-runs the memory model (``estimate/memory.py``) on all of them, keeps those that fit with the
-requested headroom, and runs the speed and reliability models on the survivors. The formulas are
-the ones ``gpuplan.estimate`` runs on 0-d arrays: there is no second copy.
+A plan is a machine someone sells. The search walks the catalog's offers, not GPU types: offers
+that sell the same machine (GPU, GPUs per instance, link inside the instance, network between
+instances) form one :class:`Machine`, modelled once with that topology and priced offer by
+offer. An offer whose seller lists no network between instances gives single-instance plans
+only, unless the request allows them (``allow_unlisted_network``): they are then modelled on the
+instances' public Ethernet and every plan on them says so. A cluster product (``min_instances``)
+is only sold from its minimum size up.
 
-Per GPU type and count, the fastest feasible layout is the one to rent (for a given offer a
-shorter job never costs more), so each (GPU, count) is priced once, at the cheapest offer in the
-catalog that sells whole instances of that GPU (``pricing/``). Plans are then filtered by budget
-and deadline and ranked by cost, by time, or reduced to the Pareto front of cost against days.
+For each machine the search builds every layout of every instance count at once as one
+:class:`~gpuplan.strategy.Layout` of 1-d arrays: the structural rules are checked on the small
+grid of (count, tp, pp, vpp, cp, ep) first and only its valid rows are crossed with the ZeRO
+stage, micro-batch, recompute and offload choices. It runs the memory model
+(``estimate/memory.py``) on all of them, keeps those that fit with the requested headroom, and
+runs the speed, reliability and start-up models on the survivors. The formulas are the ones
+``gpuplan.estimate`` runs on 0-d arrays: there is no second copy.
+
+Instance counts are every count up to 16 instances, then every ``m * 2^k`` instances
+(``m = 8..15``), up to ``max_gpus``: spaced at most 12.5 % apart, and holding every size whose
+layouts can divide a batch of ``2^a`` or ``3 * 2^a`` sequences with the pipeline sizes below.
+Pipeline sizes are the powers of two, 3 and 6, and the divisors of the layer count, up to 64.
+
+Per machine and count, the fastest feasible layout is the one to rent (for a given offer a
+shorter job never costs more); each offer of the machine that sells that count prices it with
+its own billing rules, the start-up time included. Plans are then filtered by budget and
+deadline and ranked by cost, by time, or reduced to the Pareto front of cost against days.
 
 Layout rules (Megatron-Core's, as ``Strategy.resolved`` checks them one at a time): ``dp * tp *
 pp * cp = GPUs``; ``tp`` within a node (or NVLink domain) and dividing the attention heads, with
@@ -21,9 +36,10 @@ without a pipeline.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
@@ -35,9 +51,12 @@ from gpuplan.errors import InputError
 from gpuplan.estimate.efficiency import MachineMeasurements
 from gpuplan.estimate.frameworks import FRAMEWORK_CODES, resolve_framework_codes
 from gpuplan.estimate.memory import DEFAULT_SAFETY_MARGIN, estimate_memory
-from gpuplan.estimate.time import estimate_step_time
+from gpuplan.estimate.startup import startup_seconds
+from gpuplan.estimate.time import COMMUNICATION_PARTS, estimate_step_time
 from gpuplan.hardware.cluster import Cluster
 from gpuplan.hardware.gpu import GPUSpec, MissingPeakError, MissingSpecError
+from gpuplan.hardware.topology import InstanceTopology, assumed_topology
+from gpuplan.notices import Notice
 from gpuplan.scenario import Scenario
 from gpuplan.strategy import OFFLOAD, RECOMPUTE, Layout, Strategy
 from gpuplan.units import SECONDS_PER_DAY, SECONDS_PER_HOUR, Money
@@ -50,13 +69,17 @@ DEFAULT_MAX_GPUS = 1024
 DEFAULT_HEADROOM = DEFAULT_SAFETY_MARGIN
 """Memory the search keeps free on every GPU: the memory model's own safety margin."""
 TENSOR_PARALLEL = (1, 2, 4, 8)
-PIPELINE_PARALLEL = (1, 2, 4, 8, 16, 32, 64)
 CONTEXT_PARALLEL = (1, 2, 4, 8)
 MICRO_BATCHES = (1, 2, 4, 8, 16)
 VIRTUAL_STAGES = (1, 2, 4)
+ALL_INSTANCE_COUNTS_UP_TO = 16
 LONG_SEQUENCE = 16384
 """Context parallelism is only searched from this sequence length on: below it the K/V exchange
 costs more than the activation memory it saves (Megatron-LM's long-context guidance)."""
+STALE_PRICE_DAYS = 180
+BUBBLE_NOTICE_SHARE = 0.2
+STARTUP_NOTICE_SHARE = 0.1
+COMMUNICATION_NOTICE_SHARE = 0.5
 
 
 class PlanError(InputError):
@@ -82,6 +105,8 @@ class PlanRequest:
     offers_file: str | None = None
     discount_factors: dict[str, Decimal] = field(default_factory=dict)
     measured: MachineMeasurements | None = None
+    allow_unlisted_network: bool = False
+    today: dt.date | None = None
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
@@ -98,11 +123,89 @@ class PlanRequest:
             raise PlanError(f"limit: must be at least 1, got {self.limit}")
 
 
-@dataclass
-class Candidates:
-    """Layouts of one GPU type, as parallel arrays (one entry per layout)."""
+# --- machines --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Machine:
+    """A machine shape and the offers that sell it. ``listed`` is false when the offers state no
+    topology (the GPU's usual server is assumed) and for the scenario's own hardware."""
 
     gpu: GPUSpec
+    topology: InstanceTopology
+    offers: tuple[Any, ...]
+    listed: bool = True
+
+    @property
+    def key(self) -> str:
+        return f"{self.gpu.id}/{self.topology.summary()}"
+
+    def multi_instance(self, allow_unlisted_network: bool) -> bool:
+        return self.topology.has_cluster_network or allow_unlisted_network
+
+    def cluster(self, instances: int, allow_unlisted_network: bool) -> Cluster:
+        return Cluster.of_instances(
+            self.gpu, self.topology, instances, allow_unlisted_network=allow_unlisted_network
+        )
+
+
+def group_machines(
+    offers: Iterable[Any], gpus: dict[str, GPUSpec], allow_unlisted_network: bool = False
+) -> list[Machine]:
+    """Offers that sell the same machine, as one :class:`Machine` each (modelled once). What
+    cannot change the model does not split a group: the network of a machine that never spans
+    two instances, the link inside a one-GPU instance."""
+    groups: dict[tuple[Any, ...], list[Any]] = {}
+    shapes: dict[tuple[Any, ...], tuple[InstanceTopology, bool]] = {}
+    for offer in offers:
+        gpu = gpus.get(offer.gpu)
+        if gpu is None:
+            continue
+        listed = offer.topology is not None
+        topology = offer.topology or assumed_topology(gpu, offer.gpus, "GPU catalog")
+        joins = topology.has_cluster_network or allow_unlisted_network
+        network = (
+            (topology.network, topology.network_bandwidth, topology.public_bandwidth)
+            if joins
+            else ()
+        )
+        link = (topology.intra_node, topology.peer_to_peer) if topology.gpus > 1 else ()
+        shape = (gpu.id, topology.gpus, link, network, topology.nvlink_domain, listed)
+        groups.setdefault(shape, []).append(offer)
+        shapes.setdefault(shape, (topology, listed))
+    return [
+        Machine(gpus[shape[0]], shapes[shape][0], tuple(members), shapes[shape][1])
+        for shape, members in groups.items()
+    ]
+
+
+def instance_counts(low: int, high: int) -> list[int]:
+    """Instance counts from ``low`` to ``high``: all up to 16, then ``m * 2^k`` (``m = 8..15``),
+    and ``high`` itself (module docstring)."""
+    counts = set(range(1, ALL_INSTANCE_COUNTS_UP_TO + 1))
+    power = 1
+    while 8 * power <= high:
+        counts.update(m * power for m in range(8, 16))
+        power *= 2
+    counts.add(high)
+    return sorted(count for count in counts if low <= count <= high)
+
+
+def pipeline_sizes(num_layers: int) -> list[int]:
+    """Pipeline sizes to search: powers of two, 3 and 6, and the layer count's divisors, up to
+    64 and at most the layers."""
+    sizes = {2**power for power in range(7)} | {3, 6}
+    sizes |= {size for size in range(1, 65) if num_layers % size == 0}
+    return sorted(size for size in sizes if size <= min(64, num_layers))
+
+
+# --- layouts ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Candidates:
+    """Layouts of one machine, as parallel arrays (one entry per layout)."""
+
     count: IntArray
     layout: Layout
 
@@ -113,34 +216,34 @@ class Candidates:
         fields = {
             name: getattr(self.layout, name)[mask] for name in self.layout.__dataclass_fields__
         }
-        return Candidates(self.gpu, self.count[mask], Layout(**fields))
+        return Candidates(self.count[mask], Layout(**fields))
 
 
-def cluster_sizes(gpu: GPUSpec, max_gpus: int) -> list[int]:
-    """Powers of two from 1, and whole nodes (1-8 nodes, then powers of two of nodes)."""
-    sizes = {2**power for power in range(0, 31) if 2**power <= max_gpus}
-    per_node = gpu.gpus_per_node
-    nodes = list(range(1, 9)) + [2**power for power in range(4, 20)]
-    sizes.update(per_node * count for count in nodes if per_node * count <= max_gpus)
-    return sorted(sizes)
-
-
-def _product(**choices: Sequence[int]) -> dict[str, IntArray]:
+def _product(choices: dict[str, Sequence[int]]) -> dict[str, IntArray]:
     grids = np.meshgrid(
         *[np.asarray(values, dtype=np.int64) for values in choices.values()], indexing="ij"
     )
     return {name: grid.ravel() for name, grid in zip(choices, grids, strict=True)}
 
 
+def _cross(left: dict[str, IntArray], right: dict[str, IntArray]) -> dict[str, IntArray]:
+    """Every row of ``left`` with every row of ``right``."""
+    rows = len(next(iter(left.values())))
+    others = len(next(iter(right.values())))
+    crossed = {name: np.repeat(values, others) for name, values in left.items()}
+    crossed.update({name: np.tile(values, rows) for name, values in right.items()})
+    return crossed
+
+
 def enumerate_layouts(
-    scenario: Scenario, gpu: GPUSpec, counts: Sequence[int], offload: bool
+    scenario: Scenario, node: int, counts: Sequence[int], offload: bool
 ) -> Candidates:
-    """Every valid layout of ``scenario``'s job on ``counts`` GPUs of ``gpu`` (module docstring).
-    Strategy fields the scenario fixes are held; ``offload`` adds optimizer (and parameter)
-    offload to the candidates."""
+    """Every valid layout of ``scenario``'s job on ``counts`` GPUs in nodes of ``node`` (module
+    docstring). Strategy fields the scenario fixes are held; ``offload`` adds optimizer (and
+    parameter) offload to the candidates."""
     job, model = scenario.job, scenario.job.model
     fixed = {name: getattr(scenario.strategy, name) for name in scenario.strategy_given}
-    node = min(gpu.gpus_per_node, max(counts))
+    batch = job.global_batch
 
     def options(name: str, default: Sequence[int]) -> Sequence[int]:
         if name in fixed:
@@ -160,65 +263,78 @@ def enumerate_layouts(
         for c in CONTEXT_PARALLEL
         if c == 1 or (job.seq_len >= LONG_SEQUENCE and job.seq_len % c == 0)
     ]
-    grid = _product(
-        count=counts,
-        tp=options("tp", [t for t in TENSOR_PARALLEL if t <= node]),
-        pp=options(
-            "pp", [1] if job.is_adapter else [p for p in PIPELINE_PARALLEL if p <= model.num_layers]
-        ),
-        vpp=options("vpp", VIRTUAL_STAGES),
-        cp=options("cp", sequence),
-        ep=options("ep", experts),
-        zero=options("zero", (0, 1, 2, 3)),
-        micro_batch=options("micro_batch", MICRO_BATCHES),
-        recompute=options("recompute", (0, 1, 2)),
-        offload=options("offload", (0, 1, 2) if offload else (0,)),
+    shape = _product(
+        {
+            "count": counts,
+            "tp": options("tp", [t for t in TENSOR_PARALLEL if t <= node]),
+            "pp": options("pp", [1] if job.is_adapter else pipeline_sizes(model.num_layers)),
+            "vpp": options("vpp", VIRTUAL_STAGES),
+            "cp": options("cp", sequence),
+            "ep": options("ep", experts),
+        }
     )
-    count, tp, pp, vpp, cp, ep = (grid[name] for name in ("count", "tp", "pp", "vpp", "cp", "ep"))
-    zero, micro_batch, offload_code = grid["zero"], grid["micro_batch"], grid["offload"]
+    count, tp, pp, vpp, cp, ep = (shape[name] for name in ("count", "tp", "pp", "vpp", "cp", "ep"))
     model_parallel = tp * pp * cp
     dp = np.where(count % model_parallel == 0, count // model_parallel, 0)
-    heads, kv_heads = model.num_attention_heads, model.num_kv_heads
     kv_ok = (
-        (kv_heads % tp == 0) | (tp % kv_heads == 0)
+        (model.num_kv_heads % tp == 0) | (tp % model.num_kv_heads == 0)
         if not model.uses_mla
         else np.ones_like(tp, dtype=bool)
     )
-    valid = (dp >= 1) & (heads % tp == 0) & kv_ok & (tp <= node)
+    valid = (dp >= 1) & (model.num_attention_heads % tp == 0) & kv_ok & (tp <= node)
     valid &= pp <= model.num_layers
     valid &= (vpp == 1) | ((pp > 1) & (model.num_layers % np.maximum(pp * vpp, 1) == 0))
-    valid &= (ep == 1) | ((dp * cp) % ep == 0)
-    valid &= (dp >= 1) & (job.global_batch % np.maximum(dp * micro_batch, 1) == 0)
-    sharded = dp * cp > 1
-    valid &= sharded | (zero == 0)
-    valid &= (tp * pp == 1) | (zero <= 1) | ("zero" in fixed)
-    valid &= (offload_code == 0) | ((zero >= 1) & ((offload_code == 1) | (zero == 3)))
-    valid &= ~((pp > 1) & (micro_batch * dp * pp > job.global_batch))
+    valid &= (ep == 1) | ((dp * cp) % np.maximum(ep, 1) == 0)
+    valid &= batch % np.maximum(dp, 1) == 0
     if "dp" in fixed and scenario.strategy.dp:
         valid &= dp == scenario.strategy.dp
+    structure = {name: values[valid] for name, values in shape.items()}
+    structure["dp"] = dp[valid]
+    grid = _cross(
+        structure,
+        _product(
+            {
+                "zero": options("zero", (0, 1, 2, 3)),
+                "micro_batch": options("micro_batch", MICRO_BATCHES),
+                "recompute": options("recompute", (0, 1, 2)),
+                "offload": options("offload", (0, 1, 2) if offload else (0,)),
+            }
+        ),
+    )
+    dp, tp, pp, cp = grid["dp"], grid["tp"], grid["pp"], grid["cp"]
+    zero, micro_batch, offload_code = grid["zero"], grid["micro_batch"], grid["offload"]
+    valid = batch % (dp * micro_batch) == 0
+    valid &= (dp * cp > 1) | (zero == 0)
+    valid &= (tp * pp == 1) | (zero <= 1) | ("zero" in fixed)
+    valid &= (offload_code == 0) | ((zero >= 1) & ((offload_code == 1) | (zero == 3)))
+    valid &= ~((pp > 1) & (micro_batch * dp * pp > batch))
     keep = np.flatnonzero(valid)
-    dp, sp = dp[keep], scenario.strategy.sequence_parallel
+    dp, tp, mb = dp[keep], tp[keep], micro_batch[keep]
     layout = Layout(
         dp=dp,
-        tp=tp[keep],
+        tp=tp,
         pp=pp[keep],
-        vpp=vpp[keep],
+        vpp=grid["vpp"][keep],
         cp=cp[keep],
-        ep=ep[keep],
+        ep=grid["ep"][keep],
         zero=zero[keep],
-        micro_batch=micro_batch[keep],
-        micro_batches=job.global_batch // (dp * micro_batch[keep]),
+        micro_batch=mb,
+        micro_batches=batch // (dp * mb),
         recompute=grid["recompute"][keep],
         offload=offload_code[keep],
-        sequence_parallel=(tp[keep] > 1) & sp,
+        sequence_parallel=(tp > 1) & scenario.strategy.sequence_parallel,
     )
-    return Candidates(gpu, count[keep], layout)
+    return Candidates(grid["count"][keep], layout)
+
+
+# --- evaluation ------------------------------------------------------------------------------
 
 
 @dataclass
 class Evaluated:
-    """Feasible layouts of one GPU type with their memory, speed and duration."""
+    """Feasible layouts of one machine with their memory, speed, start-up and duration."""
 
+    machine: Machine
     candidates: Candidates
     peak_bytes: FloatArray
     headroom: FloatArray
@@ -226,8 +342,12 @@ class Evaluated:
     tokens_per_second: FloatArray
     mfu: FloatArray
     goodput: FloatArray
+    startup_seconds: FloatArray
     duration_seconds: FloatArray
     framework: IntArray
+    communication_share: FloatArray
+    bubble_share: FloatArray
+    network_assumed: bool = False
 
 
 @dataclass
@@ -248,38 +368,62 @@ def weight_bytes_lower_bound(scenario: Scenario) -> float:
     return job.model.total_params * bytes_per_param
 
 
+def weight_shortfall(
+    scenario: Scenario, gpu: GPUSpec, count: int, request: PlanRequest
+) -> Shortfall:
+    """The miss of a machine too small for the job's weights alone."""
+    return Shortfall(
+        gpu.id,
+        count,
+        weight_bytes_lower_bound(scenario) / count,
+        gpu.memory_bytes * (1 - request.headroom),
+    )
+
+
 def minimum_gpus(scenario: Scenario, gpu: GPUSpec) -> int:
     """A lower bound on the GPUs a job needs: its weights within 90 % of each GPU's memory."""
     return max(1, math.ceil(weight_bytes_lower_bound(scenario) / (gpu.memory_bytes * 0.9)))
 
 
-def evaluate_gpu(
-    scenario: Scenario, gpu: GPUSpec, request: PlanRequest
+def machine_gpu_counts(
+    machine: Machine, scenario: Scenario, request: PlanRequest, lower_bound: bool = True
+) -> list[int]:
+    """GPU counts to evaluate on ``machine``: what its offers sell, up to ``max_gpus``, from the
+    job's lower bound (:func:`minimum_gpus`); only the scenario's count when its hardware is
+    fixed."""
+    size = machine.topology.gpus
+    if not machine.offers:
+        low, high = 1, 1
+    else:
+        low = min(offer.min_instances for offer in machine.offers)
+        high = 1
+        if machine.multi_instance(request.allow_unlisted_network):
+            limits = [offer.max_instances or request.max_gpus // size for offer in machine.offers]
+            high = min(max(limits), request.max_gpus // size)
+    if scenario.cluster is not None:
+        wanted = scenario.cluster.count
+        return [wanted] if wanted % size == 0 and low <= wanted // size <= max(high, 1) else []
+    lower = minimum_gpus(scenario, machine.gpu) if lower_bound else 1
+    if high < low or size > request.max_gpus:
+        return []
+    return [n * size for n in instance_counts(low, high) if n * size >= lower]
+
+
+def evaluate_machine(
+    scenario: Scenario, machine: Machine, counts: Sequence[int], request: PlanRequest
 ) -> tuple[Evaluated | None, int, Shortfall | None]:
-    """Evaluate every layout of ``gpu``: (feasible plans, layouts evaluated, closest miss)."""
-    lower = minimum_gpus(scenario, gpu)
-    counts = [count for count in cluster_sizes(gpu, request.max_gpus) if count >= lower]
-    if scenario.cluster is not None and scenario.cluster.gpu.id == gpu.id:
-        counts = [scenario.cluster.count]
+    """Evaluate every layout of ``machine`` at ``counts`` GPUs: (feasible plans, layouts
+    evaluated, closest miss)."""
+    gpu = machine.gpu
     if not counts:
-        largest = max(cluster_sizes(gpu, request.max_gpus))
-        usable = gpu.memory_bytes * (1 - request.headroom)
-        return (
-            None,
-            0,
-            Shortfall(gpu.id, largest, weight_bytes_lower_bound(scenario) / largest, usable),
-        )
-    cluster = Cluster(
-        gpu=gpu,
-        count=max(counts),
-        gpus_per_node=scenario.cluster.gpus_per_node if scenario.cluster else 0,
-        inter_node=scenario.cluster.inter_node if scenario.cluster else "",
-    )
+        return None, 0, None
+    instances = max(counts) // machine.topology.gpus
+    cluster = machine.cluster(instances, request.allow_unlisted_network or not machine.offers)
     job = scenario.job
     evaluated_count = 0
     shortfall: Shortfall | None = None
     for offload in (False, True):
-        candidates = enumerate_layouts(scenario, gpu, counts, offload)
+        candidates = enumerate_layouts(scenario, cluster.scale_up_domain, counts, offload)
         evaluated_count += len(candidates)
         if not len(candidates):
             continue
@@ -310,9 +454,14 @@ def evaluate_gpu(
         )
         reliability = scenario.reliability.estimate(job, feasible.count)
         goodput = np.asarray(reliability.goodput, dtype=float) * np.ones_like(step.step_seconds)
-        tokens = max(job.tokens, 1)
-        duration = tokens / (step.tokens_per_second * goodput)
+        nodes = -(-feasible.count // machine.topology.gpus)
+        startup = startup_seconds(
+            job, nodes, scenario.reliability.storage_read_bandwidth, scenario.startup
+        )
+        training = max(job.tokens, 1) / (step.tokens_per_second * goodput)
+        communication = sum(step.breakdown[name] for name in COMMUNICATION_PARTS)
         result = Evaluated(
+            machine=machine,
             candidates=feasible,
             peak_bytes=memory.peak_bytes[fits],
             headroom=memory.headroom[fits],
@@ -320,10 +469,14 @@ def evaluate_gpu(
             tokens_per_second=step.tokens_per_second,
             mfu=step.mfu,
             goodput=goodput,
-            duration_seconds=duration,
+            startup_seconds=startup,
+            duration_seconds=startup + training,
             framework=resolve_framework_codes(
                 job.framework, feasible.layout.tp, feasible.layout.pp, feasible.layout.zero
             ),
+            communication_share=np.asarray(communication / step.step_seconds, dtype=float),
+            bubble_share=np.asarray(step.breakdown["bubble"] / step.step_seconds, dtype=float),
+            network_assumed=cluster.network_assumed,
         )
         return result, evaluated_count, shortfall
     return None, evaluated_count, shortfall
@@ -340,7 +493,8 @@ def best_per_cluster_size(evaluated: Evaluated) -> list[int]:
     return [int(index) for index in order[first]]
 
 
-def _strategy_at(evaluated: Evaluated, index: int, scenario: Scenario) -> Strategy:
+def strategy_at(evaluated: Evaluated, index: int, scenario: Scenario) -> Strategy:
+    """The layout at ``index`` as a :class:`Strategy`."""
     layout = evaluated.candidates.layout
     return Strategy(
         dp=int(layout.dp[index]),
@@ -359,25 +513,47 @@ def _strategy_at(evaluated: Evaluated, index: int, scenario: Scenario) -> Strate
     )
 
 
-def _cheapest_offer(
-    gpu: str,
-    count: int,
-    duration: float,
-    tokens: float,
-    request: PlanRequest,
-    book: Any,
-    rates: Any,
+# --- pricing ---------------------------------------------------------------------------------
+
+
+def _offer_sells(offer: Any, count: int) -> bool:
+    instances, rest = divmod(count, offer.gpus)
+    if rest or instances < offer.min_instances:
+        return False
+    return offer.max_instances is None or instances <= offer.max_instances
+
+
+def _price(
+    offer: Any, count: int, duration: float, tokens: float, request: PlanRequest, rates: Any
 ) -> dict[str, Any] | None:
     from gpuplan.pricing.quote import quote
 
-    best: dict[str, Any] | None = None
-    best_total: Decimal | None = None
+    instances = count // offer.gpus
+    try:
+        priced = quote(offer, duration, instances, tokens=tokens or None, rates=rates)
+    except InputError:
+        return None
+    details = priced.to_dict(request.currency, rates)
+    return {
+        "total": details["total"],
+        "currency": details["currency"],
+        "per_million_tokens": details["per_million_tokens"],
+        "per_gpu_hour": details["per_gpu_hour"],
+        "offer": offer.id,
+        "provider": offer.provider,
+        "instances": instances,
+        "billing_mix": details["billing_mix"]["description"],
+        "hidden_fee_share": details["hidden_fee_share"],
+        "warnings": details["warnings"],
+    }
+
+
+def _filtered_offers(book: Any, request: PlanRequest) -> list[Any]:
+    """The catalog's offers under the request's provider and billing filters."""
+    providers = {name.lower() for name in request.providers}
+    offers = []
     for offer in book.offers:
-        if offer.gpu != gpu or count % offer.gpus:
-            continue
-        if request.providers and offer.provider.lower() not in {
-            p.lower() for p in request.providers
-        }:
+        if providers and offer.provider.lower() not in providers:
             continue
         if request.billing:
             plans = tuple(
@@ -388,27 +564,111 @@ def _cheapest_offer(
             if not plans:
                 continue
             offer = replace(offer, plans=plans)
-        instances = count // offer.gpus
-        try:
-            priced = quote(offer, duration, instances, tokens=tokens or None, rates=rates)
-        except InputError:
-            continue
-        total = rates.convert(priced.total, offer.currency, request.currency)
-        if best_total is None or total < best_total:
-            best_total = total
-            details = priced.to_dict(request.currency, rates)
-            if instances > 1 and not offer.inter_node:
-                details["warnings"] = [
-                    *details.get("warnings", []),
-                    f"{offer.id} advertises no inter-node network for {instances} instances",
-                ]
-            best = details
-    return best
+        offers.append(offer)
+    return offers
+
+
+# --- notices ---------------------------------------------------------------------------------
+
+
+def offer_notices(offer: Any, today: dt.date) -> list[Notice]:
+    """Notices about an offer's data: unlisted topology, stale prices, an article's claims."""
+    notices = []
+    if offer.topology is None:
+        notices.append(Notice("unlisted_topology", {"offer": offer.id}))
+    ages = [(plan.provenance.age_days(today), plan.provenance.observed) for plan in offer.plans]
+    age, observed = max(ages)
+    if age > STALE_PRICE_DAYS:
+        notices.append(
+            Notice("stale_price", {"offer": offer.id, "observed": observed, "days": age})
+        )
+    if offer.claims != "provider":
+        notices.append(Notice("seed_claims", {"offer": offer.id, "claims": offer.claims}))
+    return notices
+
+
+def plan_notices(evaluated: Evaluated, index: int, count: int) -> list[Notice]:
+    """Notices about a plan's run: an assumed network, the bubble, start-up, communication."""
+    notices = []
+    instances = count // evaluated.machine.topology.gpus
+    if evaluated.network_assumed and instances > 1:
+        notices.append(Notice("no_cluster_network", {"instances": instances}))
+    bubble = float(evaluated.bubble_share[index])
+    if bubble > BUBBLE_NOTICE_SHARE:
+        notices.append(Notice("bubble", {"share": f"{bubble:.0%}"}))
+    startup = float(evaluated.startup_seconds[index])
+    share = startup / float(evaluated.duration_seconds[index])
+    if share > STARTUP_NOTICE_SHARE:
+        notices.append(
+            Notice("startup", {"share": f"{share:.0%}", "minutes": f"{startup / 60:.0f}"})
+        )
+    communication = float(evaluated.communication_share[index])
+    if communication > COMMUNICATION_NOTICE_SHARE:
+        notices.append(Notice("communication", {"share": f"{communication:.0%}"}))
+    return notices
+
+
+# --- the search ------------------------------------------------------------------------------
+
+
+def _machines(
+    request: PlanRequest, book: Any, gpus: list[GPUSpec]
+) -> tuple[list[Machine], list[str]]:
+    """Machines to evaluate, and the GPUs no offer sells. A scenario with fixed hardware that no
+    offer sells is modelled as given, unpriced."""
+    by_id = {gpu.id: gpu for gpu in gpus}
+    machines = group_machines(
+        _filtered_offers(book, request), by_id, request.allow_unlisted_network
+    )
+    offered = {machine.gpu.id for machine in machines}
+    unoffered = [gpu.id for gpu in gpus if gpu.id not in offered]
+    cluster = request.scenario.cluster
+    if cluster is not None:
+        machines = [
+            machine
+            for machine in machines
+            if machine_gpu_counts(machine, request.scenario, request)
+        ]
+        if not machines and not (request.providers or request.billing):
+            topology = InstanceTopology(
+                gpus=cluster.gpus_per_node,
+                intra_node=cluster.intra_node_link,
+                peer_to_peer=bool(cluster.peer_to_peer),
+                network=cluster.network,
+                network_bandwidth=cluster.inter_node_bandwidth,
+                nvlink_domain=cluster.nvlink_domain,
+                source="scenario hardware",
+            )
+            machines = [Machine(cluster.gpu, topology, (), listed=False)]
+    return machines, unoffered
+
+
+def job_summary(request: PlanRequest) -> dict[str, Any]:
+    """The job the plans answer, restated above every answer."""
+    scenario = request.scenario
+    job = scenario.job
+    return {
+        "model": job.model.name,
+        "total_params": job.model.total_params,
+        "method": job.method,
+        "precision": job.precision,
+        "tokens": job.tokens,
+        "seq_len": job.seq_len,
+        "global_batch": job.global_batch,
+        "global_batch_tokens": job.global_batch_tokens,
+        "batch_rule": scenario.batch_rule,
+        "budget": str(request.budget) if request.budget is not None else None,
+        "deadline_seconds": request.deadline_seconds,
+        "max_gpus": request.max_gpus,
+        "objective": request.objective,
+        "allow_unlisted_network": request.allow_unlisted_network,
+    }
 
 
 def plan(request: PlanRequest) -> dict[str, Any]:
     """Search, price, filter and rank (module docstring). Returns the JSON-able result:
-    ``{"plans": [...], "pareto": [...], "evaluated": N, "seconds": t, "explanation": str}``."""
+    ``{"job": {...}, "plans": [...], "pareto": [...], "evaluated": N, "seconds": t,
+    "explanation": str, ...}``."""
     started = time.perf_counter()
     from gpuplan.catalog import all_gpus, resolve_gpu_id
     from gpuplan.pricing.currency import default_rates
@@ -425,18 +685,29 @@ def plan(request: PlanRequest) -> dict[str, Any]:
     rates = default_rates()
     currency = request.currency or (request.budget.currency if request.budget else "USD")
     rates.rate(currency)
-    request = replace(request, currency=currency)
+    request = replace(request, currency=currency, today=request.today or dt.date.today())
+    assert request.today is not None
     book = OfferBook.build(request.offers_file, discount_factors=request.discount_factors or None)
+    machines, unoffered = _machines(request, book, gpus)
 
     evaluated_total = 0
     rows: list[dict[str, Any]] = []
     shortfalls: list[Shortfall] = []
-    skipped: list[str] = []
-    for gpu in gpus:
+    skipped: dict[str, str] = {}
+    notices_by_offer: dict[str, list[Notice]] = {}
+    for machine in machines:
+        if machine.gpu.id in skipped:
+            continue
+        counts = machine_gpu_counts(machine, scenario, request)
+        if not counts:
+            sold = machine_gpu_counts(machine, scenario, request, lower_bound=False)
+            if sold:
+                shortfalls.append(weight_shortfall(scenario, machine.gpu, max(sold), request))
+            continue
         try:
-            evaluated, count, shortfall = evaluate_gpu(scenario, gpu, request)
+            evaluated, count, shortfall = evaluate_machine(scenario, machine, counts, request)
         except (MissingSpecError, MissingPeakError) as missing:
-            skipped.append(str(missing))
+            skipped[machine.gpu.id] = str(missing)
             continue
         evaluated_total += count
         if shortfall is not None and evaluated is None:
@@ -444,7 +715,22 @@ def plan(request: PlanRequest) -> dict[str, Any]:
         if evaluated is None:
             continue
         for index in best_per_cluster_size(evaluated):
-            rows.append(_plan_row(evaluated, index, scenario, request, book, rates))
+            gpu_count = int(evaluated.candidates.count[index])
+            sellers = [offer for offer in machine.offers if _offer_sells(offer, gpu_count)]
+            for offer in sellers or ([None] if not machine.offers else []):
+                if offer is not None and offer.id not in notices_by_offer:
+                    notices_by_offer[offer.id] = offer_notices(offer, request.today)
+                rows.append(
+                    _plan_row(
+                        evaluated,
+                        index,
+                        offer,
+                        scenario,
+                        request,
+                        rates,
+                        notices_by_offer.get(offer.id, []) if offer is not None else [],
+                    )
+                )
 
     feasible_rows = rows
     rows = [row for row in rows if _within_limits(row, request)]
@@ -454,21 +740,25 @@ def plan(request: PlanRequest) -> dict[str, Any]:
         rows = pareto
     shown = rows[: request.limit]
     result: dict[str, Any] = {
+        "job": job_summary(request),
         "plans": shown,
         "pareto": [
             {
                 "gpu": row["gpu"],
                 "count": row["count"],
+                "offer": row["cost"]["offer"] if row["cost"] else None,
                 "days": row["duration"]["days"],
                 "cost": row["cost"]["total"] if row["cost"] else None,
             }
             for row in pareto
         ],
         "evaluated": evaluated_total,
+        "machines": len(machines),
         "seconds": time.perf_counter() - started,
         "currency": currency,
         "objective": request.objective,
-        "skipped_gpus": skipped,
+        "skipped_gpus": list(skipped.values()),
+        "unoffered_gpus": unoffered,
     }
     result["explanation"] = explain(shown, request, shortfalls, scenario, feasible_rows)
     return result
@@ -477,29 +767,43 @@ def plan(request: PlanRequest) -> dict[str, Any]:
 def _plan_row(
     evaluated: Evaluated,
     index: int,
+    offer: Any,
     scenario: Scenario,
     request: PlanRequest,
-    book: Any,
     rates: Any,
+    offer_notes: list[Notice],
 ) -> dict[str, Any]:
     job = scenario.job
-    gpu = evaluated.candidates.gpu
+    machine = evaluated.machine
     count = int(evaluated.candidates.count[index])
-    strategy = _strategy_at(evaluated, index, scenario)
+    strategy = strategy_at(evaluated, index, scenario)
     duration = float(evaluated.duration_seconds[index])
+    startup = float(evaluated.startup_seconds[index])
     tokens_per_second = float(evaluated.tokens_per_second[index])
-    cost = _cheapest_offer(gpu.id, count, duration, job.tokens, request, book, rates)
+    cost = None
+    if offer is not None:
+        cost = _price(offer, count, duration, job.tokens, request, rates)
+    notices = plan_notices(evaluated, index, count) + offer_notes
+    topology = machine.topology
+    if offer is not None and offer.topology is not None:
+        topology = offer.topology
     return {
-        "gpu": gpu.id,
+        "gpu": machine.gpu.id,
         "count": count,
-        "nodes": -(-count // gpu.gpus_per_node),
+        "nodes": count // topology.gpus,
+        "machine": {
+            **topology.to_dict(),
+            "summary": topology.summary(),
+            "listed": machine.listed,
+            "network_assumed": bool(evaluated.network_assumed and count > topology.gpus),
+        },
         "strategy": {
             **strategy.to_dict(),
             "framework": FRAMEWORK_CODES[int(evaluated.framework[index])],
         },
         "memory": {
             "peak_bytes": float(evaluated.peak_bytes[index]),
-            "capacity_bytes": float(gpu.memory_bytes),
+            "capacity_bytes": float(machine.gpu.memory_bytes),
             "headroom": float(evaluated.headroom[index]),
         },
         "throughput": {
@@ -507,27 +811,19 @@ def _plan_row(
             "tokens_per_second": tokens_per_second,
             "tokens_per_second_per_gpu": tokens_per_second / count,
             "mfu": float(evaluated.mfu[index]),
+            "communication_share": float(evaluated.communication_share[index]),
+            "bubble_share": float(evaluated.bubble_share[index]),
         },
         "duration": {
             "seconds": duration,
             "days": duration / SECONDS_PER_DAY,
+            "startup_seconds": startup,
+            "training_seconds": duration - startup,
             "goodput": float(evaluated.goodput[index]),
         },
         "gpu_hours": count * duration / SECONDS_PER_HOUR,
-        "cost": None
-        if cost is None
-        else {
-            "total": cost["total"],
-            "currency": cost["currency"],
-            "per_million_tokens": cost["per_million_tokens"],
-            "per_gpu_hour": cost["per_gpu_hour"],
-            "offer": cost["offer"],
-            "provider": cost["provider"],
-            "instances": cost["instances"],
-            "billing_mix": cost["billing_mix"]["description"],
-            "hidden_fee_share": cost["hidden_fee_share"],
-            "warnings": cost["warnings"],
-        },
+        "cost": cost,
+        "warnings": [notice.to_dict() for notice in notices],
     }
 
 
@@ -594,6 +890,8 @@ def explain(
                 hints.append("let the search choose recompute: full")
             if "offload" in scenario.strategy_given:
                 hints.append("let the search offload the optimizer")
+            if not request.allow_unlisted_network:
+                hints.append("--allow-unlisted-network to join single-GPU offers")
             hints.append("shorten seq_len or lower the headroom")
             reasons.append("what would make it fit: " + "; ".join(hints))
         else:
@@ -618,8 +916,9 @@ def explain(
         return "; ".join(reasons)
     top = plans[0]
     text = (
-        f"{top['count']} x {top['gpu']} wins on {request.objective}: "
-        f"{top['duration']['days']:.1f} days at {top['throughput']['mfu']:.0%} MFU"
+        f"{top['count']} x {top['gpu']} ({top['machine']['summary']}) wins on "
+        f"{request.objective}: {top['duration']['days']:.1f} days at "
+        f"{top['throughput']['mfu']:.0%} MFU"
     )
     if top["cost"]:
         text += f" for {top['cost']['total']:,.0f} {top['cost']['currency']} at {top['cost']['provider']} ({top['cost']['billing_mix']})"

@@ -20,7 +20,6 @@ from gpuplan.estimate.comm import (
     group_link,
     group_placement,
     parallel_groups,
-    scale_up_domain_size,
 )
 from gpuplan.hardware.cluster import Cluster
 from gpuplan.strategy import Layout
@@ -77,14 +76,24 @@ def test_groups_that_leave_the_node_use_the_network():
 def test_pcie_cards_use_pcie_inside_the_node():
     l40s = cluster("l40s-48gb", 16)
     bandwidth, latency = group_link(4, 1, l40s)
-    assert bandwidth == l40s.gpu.intra_node_bandwidth
+    assert bandwidth == pytest.approx(31.5e9)
     assert latency == DEFAULT_LINKS["pcie"].hop_latency
     assert group_placement(4, 1, l40s).intra_kind == "pcie"
 
 
+def test_geforce_cards_go_through_host_memory():
+    rtx = cluster("rtx-4090-24gb", 8)
+    assert rtx.intra_node_kind == "host"
+    with_p2p = Cluster(rtx.gpu, count=8, peer_to_peer=True)
+    assert with_p2p.intra_node_kind == "pcie"
+    host = collective_seconds("all_gather", 256 * MiB, 8, 1, rtx)
+    direct = collective_seconds("all_gather", 256 * MiB, 8, 1, with_p2p)
+    assert host > 1.2 * direct
+
+
 def test_an_nvl72_rack_is_one_nvlink_domain():
     gb200 = cluster("gb200-186gb", 144)
-    assert scale_up_domain_size(gb200) == 72
+    assert gb200.scale_up_domain == 72
     bandwidth, _ = group_link(np.array([64, 2]), np.array([1, 72]), gb200)
     assert bandwidth.tolist() == [900e9, gb200.inter_node_bandwidth]
 

@@ -39,7 +39,10 @@ def test_contract_keys_and_units():
     assert throughput["step_seconds"] == pytest.approx(sum(throughput["breakdown"].values()))
     assert 0.2 < throughput["mfu"] < 0.7
     duration = result["duration"]
-    expected = 10e9 / (throughput["tokens_per_second"] * result["reliability"]["goodput"])
+    training = 10e9 / (throughput["tokens_per_second"] * result["reliability"]["goodput"])
+    assert duration["training_seconds"] == pytest.approx(training)
+    expected = duration["startup_seconds"] + training
+    assert 0 < duration["startup_seconds"] < 0.05 * expected
     assert duration["seconds"] == pytest.approx(expected)
     assert duration["days"] == pytest.approx(expected / 86400)
 

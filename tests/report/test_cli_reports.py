@@ -33,7 +33,7 @@ def test_plan_prints_markdown_in_chinese():
     result = _run("--lang", "zh", "plan", "--preset", "student", "--limit", "2", "--format", "md")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("# GPU 租用方案")
-    assert "| # | GPU | 并行布局 |" in result.stdout
+    assert "| # | GPU | 报价 | 机器 | 并行布局 |" in result.stdout
 
 
 def test_the_locale_picks_chinese_table_headings():

@@ -58,8 +58,9 @@ def test_plan_html_is_self_contained_with_every_chart(startup_report):
     for anchor in ("memory", "step-time", "pareto", "billing", "tco", "assumptions"):
         assert f'id="{anchor}"' in html
     assert "@media print" in html
-    assert html.index('id="answer"') < html.index('id="scenario"')
-    assert "Rent " in startup_report.answer[0]
+    assert html.index('id="answer"') < html.index('id="job"')
+    assert startup_report.answer[0].startswith("Job: llama-3.1-70b, full, 2B tokens")
+    assert "Rent " in startup_report.answer[1]
 
 
 def test_plan_assumptions_name_sources_and_dates(startup_report):
@@ -73,7 +74,7 @@ def test_plan_assumptions_name_sources_and_dates(startup_report):
 def test_plan_markdown_has_pipe_tables_and_no_svg(startup_report):
     text = render_markdown(startup_report)
     assert text.startswith("# GPU rental plan")
-    assert "| # | GPUs | layout |" in text
+    assert "| # | GPUs | offer | machine | layout |" in text
     assert "<svg" not in text
     assert "(chart in the HTML report)" in text
 
@@ -82,15 +83,16 @@ def test_chinese_report_has_chinese_headings():
     report = _plan_report(STUDENT, "zh", budget="¥2000", max_gpus=4)
     html = render(report, "html")
     assert '<html lang="zh-CN">' in html
-    for heading in ("结论", "训练场景", "每卡显存", "单步耗时", "费用与天数", "假设与数据来源"):
+    for heading in ("结论", "训练任务", "每卡显存", "单步耗时", "费用与天数", "假设与数据来源"):
         assert heading in html
-    assert "租用" in report.answer[0]
-    assert "天" in report.answer[0]
+    assert report.answer[0].startswith("任务：llama-3.1-8b")
+    assert "租用" in report.answer[1]
+    assert "小时" in report.answer[1] or "天" in report.answer[1]
 
 
 def test_no_plan_report_says_why():
     report = _plan_report(STARTUP, "en", budget="¥10", max_gpus=8)
-    assert report.answer[0].startswith("No plan meets the request")
+    assert report.answer[1].startswith("No plan meets the request")
     _assert_self_contained(render_html(report))
 
 

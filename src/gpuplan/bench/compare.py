@@ -3,17 +3,18 @@ catalog peaks and published achievable values, and the advertised network."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from gpuplan.bench import references
 from gpuplan.bench.report import DEFAULT_THRESHOLDS, FAIL, PASS, SKIPPED, Figure, figure_to_dict
 
 
-def advertised_network_rate(text: str) -> float | None:
-    """Bytes/s per GPU from an offer's network text ("400G InfiniBand", "400 Gb/s per GPU")."""
-    match = re.search(r"(\d+(?:\.\d+)?)\s*G(?:b/s|bps|b|\b)", text)
-    return float(match.group(1)) * 1e9 / 8 if match else None
+def advertised_network_rate(offer: Any) -> float | None:
+    """Bytes/s per GPU of the offer's cluster network, as its topology states it."""
+    topology = offer.topology
+    if topology is None or not topology.has_cluster_network:
+        return None
+    return float(topology.network_bandwidth)
 
 
 def _check(item: str, advertised: Any, measured: Any, passed: bool | None) -> dict[str, Any]:
@@ -77,7 +78,7 @@ def compare_run_to_offer(run: dict[str, Any], offer: Any) -> dict[str, Any]:
                 reference_source=reference.source if reference else "",
             )
         )
-    network = advertised_network_rate(offer.inter_node or "")
+    network = advertised_network_rate(offer)
     inter_node = by_key.get("collectives.all_reduce.inter_node", {}).get("measured")
     figures.append(
         Figure(
@@ -87,7 +88,7 @@ def compare_run_to_offer(run: dict[str, Any], offer: Any) -> dict[str, Any]:
             "bytes/s",
             inter_node,
             spec=network,
-            spec_source=f"offer {offer.id}: {offer.inter_node}" if network else "",
+            spec_source=f"offer {offer.id}: {offer.topology.summary()}" if network else "",
             reference=references.LINK_EFFICIENCY * network if network else None,
             reference_source=references.LINK_RULE_SOURCE if network else "",
             skip_reason=""

@@ -300,7 +300,7 @@ def add_collective_figures(figures: list[Figure], table: dict[str, Any], gpu_spe
         if nodes > 1:
             from gpuplan.hardware.cluster import INTER_NODE_NETWORKS
 
-            line_rate = INTER_NODE_NETWORKS["ib-ndr-400g"]
+            line_rate = INTER_NODE_NETWORKS["ib-ndr-400g"][1]
             figures.append(
                 Figure(
                     f"collectives.{name}.inter_node",

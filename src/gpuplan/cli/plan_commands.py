@@ -84,6 +84,14 @@ def plan(
     ] = None,
     limit: Annotated[int, typer.Option(help="Plans to show.")] = 10,
     offers: Annotated[Path | None, typer.Option(help="Your own offers file (TOML).")] = None,
+    allow_unlisted_network: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unlisted-network",
+            help="Join instances of offers that list no network between them (modelled on "
+            "their public Ethernet; every plan on them says so).",
+        ),
+    ] = False,
     export: Annotated[
         str | None,
         typer.Option(
@@ -137,6 +145,8 @@ def plan(
             options[key] = tuple(values)
     if offers is not None:
         options["offers_file"] = str(offers)
+    if allow_unlisted_network:
+        options["allow_unlisted_network"] = True
     options["limit"] = limit
     if profile is not None:
         options["profile"] = profile
@@ -176,56 +186,43 @@ def plan(
 
 
 def show_plans(result: dict[str, Any]) -> None:
+    """The job, then one row per plan: what is rented and how it runs in one cell, then days
+    and cost; the same cells as the report (``report.plan.plan_cells``)."""
     from rich.table import Table
 
     from gpuplan.cli.output import console
-    from gpuplan.i18n import translate
-    from gpuplan.report.common import layout_text
-    from gpuplan.units import format_money, format_tokens
+    from gpuplan.i18n import current_language, translate
+    from gpuplan.report.plan import PLAN_COLUMNS, job_line, plan_cells, plan_summary_lines
+    from gpuplan.units import format_money
 
+    lang = current_language()
+    console.print(job_line(result["job"], lang), soft_wrap=False)
     plans = result["plans"]
     title = translate(
         "plan.title",
+        lang,
         objective=result["objective"],
         shown=len(plans),
         evaluated=f"{result['evaluated']:,}",
         seconds=f"{result['seconds']:.2f}",
     )
-    table = Table(title=title)
-    for key in (
-        "col.rank",
-        "col.gpus",
-        "col.layout",
-        "col.gib_per_gpu",
-        "col.tokens_per_s",
-        "col.mfu",
-        "col.days",
-        "col.cost",
-        "col.per_m_tok",
-        "col.offer",
-    ):
+    table = Table(title=title, show_lines=True)
+    for key in PLAN_COLUMNS:
         table.add_column(
-            translate(key),
-            justify="left" if key in ("col.gpus", "col.layout", "col.offer") else "right",
+            translate(key, lang),
+            justify="left" if key == "col.plan" else "right",
+            overflow="fold",
+            no_wrap=key != "col.plan",
+            ratio=1 if key == "col.plan" else None,
         )
     for rank, row in enumerate(plans, start=1):
-        cost = row["cost"]
+        cells = plan_cells(row, lang)
         table.add_row(
             str(rank),
-            f"{row['count']}x {row['gpu']}",
-            layout_text(row["strategy"]),
-            f"{row['memory']['peak_bytes'] / 2**30:.0f} "
-            f"({row['memory']['headroom']:.0%} {translate('plan.free')})",
-            format_tokens(row["throughput"]["tokens_per_second"]),
-            f"{row['throughput']['mfu']:.0%}",
-            f"{row['duration']['days']:.2f}",
-            format_money(cost["total"], cost["currency"], 0)
-            if cost
-            else translate("plan.gpu_hours", hours=f"{row['gpu_hours']:,.0f}"),
-            format_money(cost["per_million_tokens"], cost["currency"])
-            if cost and cost["per_million_tokens"]
-            else "-",
-            f"{cost['provider']}, {cost['billing_mix']}" if cost else translate("plan.no_offer"),
+            "\n".join(plan_summary_lines(cells)),
+            cells["days"],
+            cells["cost"],
+            cells["per_m_tok"],
         )
     console.print(table)
     if result["pareto"] and result["objective"] != "pareto":
@@ -233,7 +230,10 @@ def show_plans(result: dict[str, Any]) -> None:
             f"{point['count']}x{point['gpu']} {point['days']:.1f}d {format_money(point['cost'], result['currency'], 0)}"
             for point in result["pareto"][:6]
         )
-        console.print(f"[dim]{translate('plan.pareto_line')}[/dim] {front}")
+        console.print(f"[dim]{translate('plan.pareto_line', lang)}[/dim] {front}")
     console.print(result["explanation"])
     for skipped in result.get("skipped_gpus", []):
-        console.print(f"[dim]{translate('plan.skipped', reason=skipped)}[/dim]")
+        console.print(f"[dim]{translate('plan.skipped', lang, reason=skipped)}[/dim]")
+    if result.get("unoffered_gpus"):
+        gpus = ", ".join(result["unoffered_gpus"])
+        console.print(f"[dim]{translate('plan.unoffered', lang, gpus=gpus)}[/dim]")

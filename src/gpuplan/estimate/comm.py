@@ -43,7 +43,6 @@ import numpy as np
 import numpy.typing as npt
 
 from gpuplan.hardware.cluster import Cluster
-from gpuplan.hardware.gpu import GPUSpec
 from gpuplan.strategy import Layout
 
 FloatArray = npt.NDArray[np.float64]
@@ -51,7 +50,7 @@ IntArray = npt.NDArray[np.int64]
 ArrayLike = float | int | npt.NDArray[np.float64] | npt.NDArray[np.int64]
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "p2p")
-LINK_KINDS = ("nvlink", "pcie", "network")
+LINK_KINDS = ("nvlink", "pcie", "host", "network", "ethernet")
 
 
 @dataclass(frozen=True)
@@ -83,22 +82,35 @@ ring latency below, to vTrain's A100 8-GPU all-reduce table (about 20 GB/s busbw
 kept as the nccl-tests peak 0.78 and 4 MiB. Hop
 latency: NCCL ``tuning.cc`` ``hwLat[NVLINK][Ring][Simple]`` = 3.4 us."""
 
+HOST = LinkModel(peak_efficiency=0.45, half_saturation_bytes=4 * 2**20, hop_latency=5.7e-6)
+"""PCIe without peer-to-peer (GeForce cards): NCCL's SHM transport stages every transfer in
+host memory, so each byte crosses the sender's link into a pinned host buffer and the receiver's
+link out of it, and all of a node's traffic meets in the root complex and host DRAM. 8xRTX 5090
+reach 28 GB/s all-reduce busbw on PCIe 5.0 (63 GB/s), 44 %; 4 of them 35 GB/s (NVIDIA/nccl
+issue 1639: "PCI systems are bound by CPU/memory bandwidth"). Half saturation as NVLink (no
+public sweep). Hop latency: NCCL ``hwLat[PCI][Ring][Simple]`` = 5.7 us."""
+
 PCIE = LinkModel(peak_efficiency=0.45, half_saturation_bytes=4 * 2**20, hop_latency=5.7e-6)
-"""PCIe servers without NVLink. Every GPU's traffic crosses the shared PCIe switches and, for
-cards without peer-to-peer (GeForce), the host bridge and CPU memory, so busbw falls far below
-one x16 link: 8xRTX 5090 reach 28 GB/s all-reduce busbw on PCIe 5.0 (63 GB/s), 44 %; 4 of them
-35 GB/s (NVIDIA/nccl issue 1639: "PCI systems are bound by CPU/memory bandwidth"). Half
-saturation as NVLink (no public sweep). Hop latency: NCCL ``hwLat[PCI][Ring][Simple]`` = 5.7 us."""
+"""PCIe with peer-to-peer (data-centre PCIe cards: A100/H100 PCIe, L40S, L4, RTX A6000)."""
 
 NETWORK = LinkModel(peak_efficiency=0.80, half_saturation_bytes=32 * 2**20, hop_latency=9.6e-6)
-"""InfiniBand or RoCE, one NIC per GPU. Peak: 400G InfiniBand NDR delivers about 40-46 GB/s per
-NIC of 50 (80-92 %) and ml-engineering's 4-node B200 EFA all-reduce derives 36.95 of 50 GB/s per
-NIC (74 %); 0.80 sits between. Half saturation: fitted to that EFA sweep (busbw 64 GB/s at 16 MiB,
-229 at 256 MiB, 362 at 1 GiB, 382 at 16 GiB on 32 GPUs), which gives 0.71 and 35 MB: networks
-need far larger messages than NVLink to saturate. Hop latency: NCCL
+"""InfiniBand, RoCE or EFA, one NIC per GPU. Peak: 400G InfiniBand NDR delivers about 40-46 GB/s
+per NIC of 50 (80-92 %) and ml-engineering's 4-node B200 EFA all-reduce derives 36.95 of 50 GB/s
+per NIC (74 %); 0.80 sits between. Half saturation: fitted to that EFA sweep (busbw 64 GB/s at
+16 MiB, 229 at 256 MiB, 362 at 1 GiB, 382 at 16 GiB on 32 GPUs), which gives 0.71 and 35 MB:
+networks need far larger messages than NVLink to saturate. Hop latency: NCCL
 ``hwLat[NET][Ring][Simple]`` = 9.6 us."""
 
-DEFAULT_LINKS: dict[str, LinkModel] = {"nvlink": NVLINK, "pcie": PCIE, "network": NETWORK}
+ETHERNET = LinkModel(peak_efficiency=0.45, half_saturation_bytes=32 * 2**20, hop_latency=9.6e-6)
+"""Plain Ethernet without RDMA: NCCL's socket transport over TCP."""
+
+DEFAULT_LINKS: dict[str, LinkModel] = {
+    "nvlink": NVLINK,
+    "pcie": PCIE,
+    "host": HOST,
+    "network": NETWORK,
+    "ethernet": ETHERNET,
+}
 
 BASE_LATENCY = 8.4e-6
 """Seconds every collective costs before its hops: NCCL ``tuning.cc`` ``baseLat[Ring][Simple]``."""
@@ -173,20 +185,6 @@ def flat_collective_seconds(
 # --- topology --------------------------------------------------------------------------------
 
 
-def link_kind(gpu: GPUSpec) -> str:
-    """``pcie`` for PCIe cards, ``nvlink`` for NVLink and the other GPU fabrics (XGMI, HCCS)."""
-    return "pcie" if gpu.intra_node_link.startswith("pcie") else "nvlink"
-
-
-def scale_up_domain_size(cluster: Cluster) -> int:
-    """GPUs that reach each other without the network: the node, or the whole NVLink domain when
-    it spans several nodes (GB200/GB300 NVL72: 72 GPUs in trays of 4)."""
-    gpu = cluster.gpu
-    if link_kind(gpu) == "nvlink" and gpu.nvlink_domain_size > gpu.gpus_per_node:
-        return max(cluster.gpus_per_node, gpu.nvlink_domain_size)
-    return cluster.gpus_per_node
-
-
 @dataclass(frozen=True)
 class GroupPlacement:
     """Where the ``n`` ranks of a group sit: ``p`` in each of ``k`` scale-up domains."""
@@ -201,21 +199,27 @@ class GroupPlacement:
         return self.domains > 1
 
 
+def network_kind(cluster: Cluster) -> str:
+    """The link model of the cluster's network: ``network`` for RDMA fabrics (InfiniBand, RoCE,
+    EFA), ``ethernet`` for TCP over plain Ethernet."""
+    return "ethernet" if cluster.network in ("ethernet", "none") else "network"
+
+
 def group_placement(group_size: ArrayLike, stride: ArrayLike, cluster: Cluster) -> GroupPlacement:
     """Placement of a group of ``n`` ranks ``stride`` apart. Inside one domain of ``D`` GPUs
-    when ``n * stride <= D``; otherwise ``p = clip(D // stride, 1, n)`` ranks share each domain
-    and the group spans ``k = ceil(n / p)`` domains (groups aligned to domain boundaries, as
-    the power-of-two layouts of Megatron-Core are)."""
+    (``cluster.scale_up_domain``) when ``n * stride <= D``; otherwise ``p = clip(D // stride, 1,
+    n)`` ranks share each domain and the group spans ``k = ceil(n / p)`` domains (groups aligned
+    to domain boundaries, as the layouts of Megatron-Core are)."""
     n = np.asarray(group_size, dtype=np.int64)
     k_stride = np.maximum(np.asarray(stride, dtype=np.int64), 1)
-    domain = scale_up_domain_size(cluster)
+    domain = cluster.scale_up_domain
     per_domain = np.clip(domain // k_stride, 1, np.maximum(n, 1))
     domains = -(-n // per_domain)
     return GroupPlacement(
         group_size=n,
         ranks_per_domain=per_domain.astype(np.int64),
         domains=domains.astype(np.int64),
-        intra_kind=link_kind(cluster.gpu),
+        intra_kind=cluster.intra_node_kind,
     )
 
 
@@ -226,14 +230,14 @@ def group_link(
     links: dict[str, LinkModel] | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """(nominal bandwidth per GPU, hop latency) of the slowest link a group uses: the GPU's
-    ``intra_node_bandwidth`` and the NVLink or PCIe hop inside a domain, the NIC's
+    ``cluster.intra_node_bandwidth`` and the node link's hop inside a domain, the NIC's
     ``cluster.inter_node_bandwidth`` and the network hop across domains."""
     models = DEFAULT_LINKS if links is None else links
     placement = group_placement(group_size, stride, cluster)
     intra = models[placement.intra_kind]
     crosses = placement.crosses_network
-    bandwidth = np.where(crosses, cluster.inter_node_bandwidth, cluster.gpu.intra_node_bandwidth)
-    latency = np.where(crosses, models["network"].hop_latency, intra.hop_latency)
+    bandwidth = np.where(crosses, cluster.inter_node_bandwidth, cluster.intra_node_bandwidth)
+    latency = np.where(crosses, models[network_kind(cluster)].hop_latency, intra.hop_latency)
     return bandwidth.astype(float), latency.astype(float)
 
 
@@ -264,12 +268,12 @@ def collective_seconds(
     _check(collective)
     models = DEFAULT_LINKS if links is None else links
     placement = group_placement(group_size, stride, cluster)
-    intra, network = models[placement.intra_kind], models["network"]
+    intra, network = models[placement.intra_kind], models[network_kind(cluster)]
     n = placement.group_size.astype(float)
     p = placement.ranks_per_domain.astype(float)
     k = placement.domains.astype(float)
     size = np.asarray(size_bytes, dtype=float)
-    intra_rate = cluster.gpu.intra_node_bandwidth * np.maximum(intra.efficiency(size), 1e-300)
+    intra_rate = cluster.intra_node_bandwidth * np.maximum(intra.efficiency(size), 1e-300)
     network_rate = cluster.inter_node_bandwidth * np.maximum(network.efficiency(size), 1e-300)
 
     if collective == "all_to_all":

@@ -46,6 +46,14 @@ holds the whole model's gradients unsharded in the compute dtype while it accumu
 Measured for litgpt 0.4.12 on the CPU with ``torch.autograd.graph.saved_tensors_hooks``
 (every saved tensor of one layer, by op): full fine-tuning keeps ``28 h + 8 F`` bytes per token
 per layer for a grouped-query Llama, which this table gives exactly.
+
+Overlap of the sharded optimizer's parameter all-gather: Megatron-Core's distributed optimizer
+gathers the updated parameters bucket by bucket under the next step's forward pass
+(``--overlap-param-gather``, on in NeMo's and Megatron-LM's published configurations) and FSDP
+prefetches each layer's parameters during the previous layer's forward pass
+(``forward_prefetch``; FSDP2 prefetches one layer ahead by default). DeepSpeed's ZeRO-1/2
+gathers them at the end of ``step()``, after compute, so that gather is exposed; its
+``overlap_comm`` overlaps the gradient reduction only.
 """
 
 from __future__ import annotations
@@ -76,6 +84,7 @@ class FrameworkProfile:
     selective_every_other_matmul: bool = False
     persistent_gradients: bool = False
     accumulates_unsharded_gradients: bool = False
+    overlaps_parameter_gather: bool = False
 
 
 PROFILES: dict[str, FrameworkProfile] = {
@@ -92,6 +101,7 @@ PROFILES: dict[str, FrameworkProfile] = {
         gradient_bucket_elements=0,
         fragmentation=0.05,
         persistent_gradients=True,
+        overlaps_parameter_gather=True,
     ),
     "fsdp": FrameworkProfile(
         name="fsdp",
@@ -107,6 +117,7 @@ PROFILES: dict[str, FrameworkProfile] = {
         fragmentation=0.06,
         selective_every_other_matmul=True,
         accumulates_unsharded_gradients=True,
+        overlaps_parameter_gather=True,
     ),
     "deepspeed": FrameworkProfile(
         name="deepspeed",

@@ -48,6 +48,7 @@ from gpuplan.estimate.memory import (
     lora_params_per_layer,
 )
 from gpuplan.hardware.cluster import Cluster
+from gpuplan.hardware.topology import PCIE_X16_BANDWIDTH
 from gpuplan.strategy import Layout
 from gpuplan.workload.job import TrainingJob
 from gpuplan.workload.model import ModelSpec
@@ -58,9 +59,6 @@ HOST_OPTIMIZER_PARAMS_PER_SECOND = 1.0e9
 """Parameters per second a CPU Adam step updates for one GPU's shard when the optimizer is
 offloaded: DeepSpeed reports its CPU-Adam at 1-2 billion parameters per second per node
 (Ren et al. 2021, ZeRO-Offload, section 5.2); the lower end, per GPU."""
-
-PCIE_BANDWIDTH_BY_GENERATION = {3: 16e9, 4: 32e9, 5: 64e9, 6: 128e9}
-"""Nominal x16 one-direction bandwidth per PCIe generation, bytes per second (PCI-SIG)."""
 
 BREAKDOWN = (
     "matmul",
@@ -77,6 +75,16 @@ BREAKDOWN = (
     "optimizer",
 )
 """Keys of :attr:`StepTime.breakdown`, seconds per step; they add up to ``step_seconds``."""
+
+COMMUNICATION_PARTS = (
+    "tensor_parallel",
+    "context_parallel",
+    "expert_parallel",
+    "pipeline_send",
+    "zero3_gather",
+    "data_parallel",
+)
+"""The breakdown's exposed communication: what no compute hides."""
 
 
 @dataclass(frozen=True)
@@ -284,19 +292,24 @@ def estimate_step_time(
     dp_group = groups["dp_cp"]
     shard = (layout.dp * layout.cp).astype(float)
     reduce_bytes_per_param = np.where(codes == FRAMEWORK_CODES.index("megatron"), 4.0, 2.0)
-    gather = 2.0 * collective_seconds(
-        "all_gather", stage_params * BF16, dp_group.size, dp_group.stride, cluster, links
+    forward_share = np.where(layout.recompute == RECOMPUTE_FULL, 0.25, 1.0 / 3.0)
+    hideable = constants.data_parallel_overlap * compute
+    forward, backward = hideable * forward_share, hideable * (1.0 - forward_share)
+
+    def sharded(collective: str, size: FloatArray) -> FloatArray:
+        return collective_seconds(collective, size, dp_group.size, dp_group.stride, cluster, links)
+
+    gather = sharded("all_gather", stage_params * BF16)
+    scatter = sharded("reduce_scatter", stage_params * reduce_bytes_per_param)
+    layer_gather = sharded("all_gather", stage_params * BF16 / layers_on_stage)
+    layer_scatter = sharded(
+        "reduce_scatter", stage_params * reduce_bytes_per_param / layers_on_stage
     )
-    scatter = collective_seconds(
-        "reduce_scatter",
-        stage_params * reduce_bytes_per_param,
-        dp_group.size,
-        dp_group.stride,
-        cluster,
-        links,
+    zero3_exposed = np.where(
+        layout.zero == 3,
+        zero3_exposed_seconds(layer_gather, layer_scatter, forward, backward, layers_on_stage),
+        0.0,
     )
-    zero3_comm = np.where(layout.zero == 3, gather + scatter, 0.0)
-    zero3_exposed = np.maximum(zero3_comm - constants.data_parallel_overlap * compute, 0.0)
 
     per_micro_batch = (
         compute
@@ -309,23 +322,18 @@ def estimate_step_time(
     micro_batches = layout.micro_batches.astype(float)
     bubble_micro_batches = np.where(layout.pp > 1, (pp - 1.0) / vpp, 0.0)
 
-    all_reduce = collective_seconds(
-        "all_reduce",
-        stage_params * reduce_bytes_per_param,
-        dp_group.size,
-        dp_group.stride,
-        cluster,
-        links,
+    all_reduce = sharded("all_reduce", stage_params * reduce_bytes_per_param)
+    gradient_reduce = np.where(layout.zero == 0, all_reduce, scatter)
+    parameter_gather = np.where(
+        profile_values(codes, "overlaps_parameter_gather") > 0,
+        overlapped_seconds(gather, forward, layers_on_stage),
+        gather,
     )
-    sharded_sync = scatter + collective_seconds(
-        "all_gather", stage_params * BF16, dp_group.size, dp_group.stride, cluster, links
-    )
-    gradient_sync = np.where(
-        layout.zero == 0, all_reduce, np.where(layout.zero == 3, 0.0, sharded_sync)
-    )
-    backward_share = 2.0 / 3.0
-    data_parallel = np.maximum(
-        gradient_sync - constants.data_parallel_overlap * backward_share * compute, 0.0
+    data_parallel = np.where(
+        layout.zero == 3,
+        0.0,
+        overlapped_seconds(gradient_reduce, backward, layers_on_stage)
+        + np.where(layout.zero >= 1, parameter_gather, 0.0),
     )
 
     optimizer = _optimizer_seconds(job, cluster, layout, stage_params, shard, constants)
@@ -362,16 +370,56 @@ def estimate_step_time(
     )
 
 
+def overlapped_seconds(
+    communication: FloatArray, compute: FloatArray, layers: FloatArray
+) -> FloatArray:
+    """Exposed seconds of a bucketed collective that runs under ``compute`` layer by layer
+    (DDP's and Megatron-Core's gradient buckets under backward, the sharded optimizer's
+    parameter buckets under the next forward): a bucket can only start once its layer is done,
+    so the last layer's share is never hidden, and the rest hides only behind the compute of
+    the other layers: ``max(c / L, c - t (L - 1) / L)``."""
+    share = communication / np.maximum(layers, 1.0)
+    remaining = compute * (layers - 1.0) / np.maximum(layers, 1.0)
+    return np.asarray(np.maximum(share, communication - remaining), dtype=float)
+
+
+def zero3_exposed_seconds(
+    layer_gather: FloatArray,
+    layer_scatter: FloatArray,
+    forward: FloatArray,
+    backward: FloatArray,
+    layers: FloatArray,
+) -> FloatArray:
+    """Exposed ZeRO-3/FSDP communication of one micro-batch, layer by layer (FSDP's prefetch
+    schedule, PyTorch ``FullyShardedDataParallel`` and FSDP2 ``fully_shard``): in the forward
+    pass layer ``l + 1``'s all-gather ``a`` runs under layer ``l``'s forward ``f``; in the
+    backward pass layer ``l - 1``'s all-gather and layer ``l + 1``'s reduce-scatter ``r`` share
+    the link under layer ``l``'s backward ``b``. The first gather and the last reduce-scatter
+    have nothing to hide behind:
+    ``a + r + (L - 1) (max(0, a - f) + max(0, a + r - b))`` with ``f``, ``b`` per layer."""
+    per_layer_forward = forward / np.maximum(layers, 1.0)
+    per_layer_backward = backward / np.maximum(layers, 1.0)
+    hidden_layers = np.maximum(layers - 1.0, 0.0)
+    exposed = (
+        layer_gather
+        + layer_scatter
+        + hidden_layers * np.maximum(layer_gather - per_layer_forward, 0.0)
+        + hidden_layers * np.maximum(layer_gather + layer_scatter - per_layer_backward, 0.0)
+    )
+    return np.asarray(exposed, dtype=float)
+
+
 def measured_links(measured: MachineMeasurements | None, gpu_id: str) -> dict[str, LinkModel]:
     """The link models with a machine's measured peak bus-bandwidth efficiencies."""
     links = dict(DEFAULT_LINKS)
     if measured is None or not measured.applies_to(gpu_id):
         return links
     if measured.intra_node_link_efficiency:
-        for kind in ("nvlink", "pcie"):
+        for kind in ("nvlink", "pcie", "host"):
             links[kind] = replace(links[kind], peak_efficiency=measured.intra_node_link_efficiency)
     if measured.network_efficiency:
-        links["network"] = replace(links["network"], peak_efficiency=measured.network_efficiency)
+        for kind in ("network", "ethernet"):
+            links[kind] = replace(links[kind], peak_efficiency=measured.network_efficiency)
     return links
 
 
@@ -461,6 +509,6 @@ def _optimizer_seconds(
         * bytes_per_param
         / (cluster.gpu.hbm_bandwidth() * constants.memory_bandwidth_efficiency)
     )
-    pcie = PCIE_BANDWIDTH_BY_GENERATION.get(cluster.gpu.pcie_generation, 32e9)
+    pcie = PCIE_X16_BANDWIDTH[cluster.gpu.pcie_generation]
     offloaded = local * (4.0 + BF16) / pcie + local / HOST_OPTIMIZER_PARAMS_PER_SECOND
     return np.asarray(np.where(layout.offload >= 1, offloaded, on_gpu), dtype=float)

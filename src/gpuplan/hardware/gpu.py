@@ -56,6 +56,10 @@ class GPUSpec:
     accumulate: str = "fp32"
     intra_node_bandwidth_vendor_bidirectional: float | None = None
     nvlink_domain_size: int = 1
+    peer_to_peer: bool = True
+    """Whether two of these GPUs in one server exchange data directly over PCIe or their fabric.
+    GeForce cards do not: NVIDIA's driver disables PCIe peer-to-peer on them, and NCCL stages
+    their traffic through host memory."""
     purchase_price_usd: float | None = None
     purchase_price_observed: str | None = None
     purchase_price_source: str | None = None
@@ -134,6 +138,7 @@ class GPUSpec:
             "intra_node_bandwidth_bytes_per_second": self.intra_node_bandwidth,
             "intra_node_bandwidth_vendor_bidirectional": bidirectional,
             "nvlink_domain_size": self.nvlink_domain_size,
+            "peer_to_peer": self.peer_to_peer,
             "pcie_generation": self.pcie_generation,
             "gpus_per_node": self.gpus_per_node,
             "tdp_watts": self.tdp_watts,

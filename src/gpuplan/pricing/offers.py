@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuplan.errors import InputError
+from gpuplan.hardware.topology import InstanceTopology, TopologyError, parse_topology
 from gpuplan.pricing.files import parse_toml, read_text_file
 from gpuplan.pricing.provenance import Provenance
 from gpuplan.units import (
@@ -363,8 +364,9 @@ class Offer:
     vcpus: int | None = None
     ram_gb: float | None = None
     local_disk_gb: float | None = None
-    intra_node: str = ""
-    inter_node: str = ""
+    topology: InstanceTopology | None = None
+    min_instances: int = 1
+    max_instances: int | None = None
     fees: tuple[FeeItem, ...] = ()
     discounts: tuple[Discount, ...] = ()
     tax_included: bool | None = None
@@ -408,8 +410,9 @@ class Offer:
             "vcpus": self.vcpus,
             "ram_gb": self.ram_gb,
             "local_disk_gb": self.local_disk_gb,
-            "intra_node": self.intra_node,
-            "inter_node": self.inter_node,
+            "topology": self.topology.to_dict() if self.topology else None,
+            "min_instances": self.min_instances,
+            "max_instances": self.max_instances,
             "currency": self.currency,
             "tax_included": self.tax_included,
             "claims": self.claims,
@@ -543,6 +546,37 @@ def _optional_number(fields: Mapping[str, Any], key: str, where: str) -> float |
     return float(value)
 
 
+def _parse_offer_topology(
+    entry: Mapping[str, Any], gpus: int, where: str
+) -> InstanceTopology | None:
+    fields = entry.get("topology")
+    if fields is None:
+        return None
+    try:
+        topology = parse_topology(fields, gpus, f"{where}.topology")
+    except TopologyError as error:
+        raise OfferError(str(error)) from None
+    Provenance.from_fields(dict(fields), f"{where}.topology")
+    return topology
+
+
+def _instance_limits(entry: Mapping[str, Any], where: str) -> tuple[int, int | None]:
+    """``min_instances`` (default 1) and ``max_instances`` (default none) of a cluster offer."""
+    limits: list[int | None] = []
+    for key, default in (("min_instances", 1), ("max_instances", None)):
+        value = entry.get(key, default)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
+            raise OfferError(f"{where}.{key}: expected a positive whole number, got {value!r}")
+        limits.append(value)
+    low, high = limits
+    assert low is not None
+    if high is not None and high < low:
+        raise OfferError(f"{where}.max_instances: {high} is below min_instances {low}")
+    return low, high
+
+
 def parse_provider(document: Mapping[str, Any], origin: str) -> list[Offer]:
     """Offers from one provider document (the parsed TOML of ``offers/<provider>.toml``)."""
     provider = str(_require(document, "provider", origin))
@@ -578,6 +612,8 @@ def parse_provider(document: Mapping[str, Any], origin: str) -> list[Offer]:
             for fee_index, fee in enumerate(entry.get("fees", []))
         )
         vcpus = entry.get("vcpus")
+        topology = _parse_offer_topology(entry, gpus, where)
+        min_instances, max_instances = _instance_limits(entry, where)
         offers.append(
             Offer(
                 id=offer_id,
@@ -592,8 +628,9 @@ def parse_provider(document: Mapping[str, Any], origin: str) -> list[Offer]:
                 vcpus=int(vcpus) if vcpus is not None else None,
                 ram_gb=_optional_number(entry, "ram_gb", where),
                 local_disk_gb=_optional_number(entry, "local_disk_gb", where),
-                intra_node=str(entry.get("intra_node", "")),
-                inter_node=str(entry.get("inter_node", "")),
+                topology=topology,
+                min_instances=min_instances,
+                max_instances=max_instances,
                 fees=fees + offer_fees,
                 discounts=discounts,
                 tax_included=entry.get("tax_included", tax_included),

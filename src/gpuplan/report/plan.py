@@ -11,7 +11,7 @@ from gpuplan.catalog import datacenter_defaults
 from gpuplan.i18n import format_days, format_money, format_share, translate
 from gpuplan.report import charts
 from gpuplan.report.assumptions import assumptions_section
-from gpuplan.report.common import generated_line, layout_text, scenario_section, warnings_section
+from gpuplan.report.common import generated_line, layout_text, warnings_section
 from gpuplan.report.document import Chart, Paragraph, Report, Section, Table
 from gpuplan.report.estimate import memory_section, step_section
 from gpuplan.report.quote import billing_section
@@ -24,10 +24,18 @@ TCO_YEARS = 3
 def top_plan_scenario(scenario: Mapping[str, Any], plan: Mapping[str, Any]) -> dict[str, Any]:
     """The scenario with the top plan's hardware and layout filled in, for ``estimate``."""
     strategy = plan["strategy"]
+    cost = plan.get("cost")
+    hardware: dict[str, Any] = {"gpu": plan["gpu"], "count": plan["count"]}
+    if cost:
+        hardware = {
+            "offer": cost["offer"],
+            "count": plan["count"],
+            "allow_unlisted_network": plan["machine"]["network_assumed"],
+        }
     return {
         **scenario,
         "framework": strategy.get("framework", scenario.get("framework", "auto")),
-        "hardware": {"gpu": plan["gpu"], "count": plan["count"]},
+        "hardware": hardware,
         "strategy": {key: strategy[key] for key in STRATEGY_KEYS if key in strategy},
     }
 
@@ -124,39 +132,134 @@ def _buy_versus_rent(
     return result
 
 
+def job_line(job: Mapping[str, Any], lang: str) -> str:
+    """The job the plans answer, in one line: model, method, tokens, sequence, batch, limits."""
+    from gpuplan.units import format_duration, format_tokens
+
+    deadline = job.get("deadline_seconds")
+    return translate(
+        "plan.job",
+        lang,
+        model=job["model"],
+        method=job["method"],
+        tokens=format_tokens(job["tokens"]),
+        seq_len=f"{job['seq_len']:,}",
+        batch=f"{job['global_batch']:,}",
+        batch_tokens=format_tokens(job["global_batch_tokens"]),
+        batch_rule=translate(f"batch.{job['batch_rule']}", lang),
+        budget=job.get("budget") or translate("plan.none", lang),
+        deadline=format_duration(deadline) if deadline else translate("plan.none", lang),
+    )
+
+
+def job_section(job: Mapping[str, Any], lang: str) -> Section:
+    """The job as the search read it: the batch it chose and the limits it kept."""
+    from gpuplan.units import format_duration, format_tokens
+
+    deadline = job.get("deadline_seconds")
+    values = [
+        ("model", f"{job['model']} ({job['total_params']:,})"),
+        ("method", job["method"]),
+        ("precision", job["precision"]),
+        ("tokens", format_tokens(job["tokens"])),
+        ("seq_len", f"{job['seq_len']:,}"),
+        ("global_batch", f"{job['global_batch']:,}"),
+        ("global_batch_tokens", format_tokens(job["global_batch_tokens"])),
+        ("batch_rule", translate(f"batch.{job['batch_rule']}", lang)),
+        ("budget", job.get("budget") or translate("plan.none", lang)),
+        ("deadline", format_duration(deadline) if deadline else translate("plan.none", lang)),
+        ("max_gpus", f"{job['max_gpus']:,}"),
+        ("objective", job["objective"]),
+    ]
+    rows = [[translate(f"report.scenario.{key}", lang), value] for key, value in values]
+    headers = [translate("col.field", lang), translate("col.value", lang)]
+    return Section(translate("report.job", lang), [Table(headers, rows)], anchor="job")
+
+
+def plan_cells(row: Mapping[str, Any], lang: str) -> dict[str, str]:
+    """Every text a plan row shows, in ``lang``: the table, the report and the web page render
+    these same cells."""
+    from gpuplan.notices import notice_text
+    from gpuplan.units import format_tokens
+
+    cost = row["cost"]
+    seconds = row["duration"]["seconds"]
+    memory = row["memory"]
+    throughput = row["throughput"]
+    return {
+        "gpus": f"{row['count']}x {row['gpu']}",
+        "offer": cost["offer"] if cost else translate("plan.no_offer", lang),
+        "machine": row["machine"]["summary"],
+        "layout": layout_text(row["strategy"]),
+        "memory": f"{memory['peak_bytes'] / 2**30:.0f} GiB/GPU "
+        f"({format_share(memory['headroom'])} {translate('plan.free', lang)})",
+        "speed": f"{format_tokens(throughput['tokens_per_second'])} tok/s, "
+        f"MFU {format_share(throughput['mfu'])}",
+        "days": run_length(seconds, lang),
+        "cost": format_money(cost["total"], cost["currency"], lang, 0)
+        if cost
+        else translate("plan.gpu_hours", lang, hours=f"{row['gpu_hours']:,.0f}"),
+        "per_m_tok": format_money(cost["per_million_tokens"], cost["currency"], lang)
+        if cost and cost["per_million_tokens"]
+        else "-",
+        "billing": f"{cost['provider']}, {cost['billing_mix']}" if cost else "",
+        "notes": "; ".join(notice_text(notice, lang) for notice in row.get("warnings", [])),
+    }
+
+
+PLAN_COLUMNS = ("col.rank", "col.plan", "col.duration", "col.cost", "col.per_m_tok")
+
+
+def run_length(seconds: float, lang: str) -> str:
+    """``12.8 h`` under two days, ``3.4 days`` from there."""
+    from gpuplan.i18n import format_hours
+
+    if seconds < 2 * 86400:
+        return format_hours(seconds / 3600, lang)
+    return format_days(seconds / 86400, lang)
+
+
+def plan_summary_lines(cells: Mapping[str, str]) -> list[str]:
+    """The ``plan`` column: what is rented, the machine, the layout and how it runs."""
+    lines = [
+        f"{cells['gpus']} · {cells['offer']}",
+        cells["machine"],
+        cells["layout"],
+        f"{cells['memory']} · {cells['speed']}",
+    ]
+    if cells["billing"]:
+        lines.append(cells["billing"])
+    if cells["notes"]:
+        lines.append("! " + cells["notes"])
+    return lines
+
+
 def plans_section(result: Mapping[str, Any], lang: str) -> Section:
-    """The ranked plans as a table, and the search's own explanation."""
-    currency = result["currency"]
+    """The job, the ranked plans as a table, and the search's own explanation."""
     rows = []
     for rank, row in enumerate(result["plans"], start=1):
-        cost = row["cost"]
+        cells = plan_cells(row, lang)
         rows.append(
             [
                 str(rank),
-                f"{row['count']}x {row['gpu']}",
-                layout_text(row["strategy"]),
-                f"{row['memory']['peak_bytes'] / 2**30:.0f} ({format_share(row['memory']['headroom'])} "
-                + translate("plan.free", lang)
-                + ")",
-                f"{row['throughput']['tokens_per_second']:,.0f}",
-                format_share(row["throughput"]["mfu"]),
-                f"{row['duration']['days']:.2f}",
-                format_money(cost["total"], cost["currency"], lang, 0)
-                if cost
-                else translate("plan.gpu_hours", lang, hours=f"{row['gpu_hours']:,.0f}"),
-                format_money(cost["per_million_tokens"], currency, lang)
-                if cost and cost["per_million_tokens"]
-                else "-",
-                f"{cost['provider']}, {cost['billing_mix']}"
-                if cost
-                else translate("plan.no_offer", lang),
+                cells["gpus"],
+                cells["offer"],
+                cells["machine"],
+                cells["layout"],
+                cells["memory"],
+                cells["speed"],
+                cells["days"],
+                cells["cost"],
+                cells["per_m_tok"],
+                cells["billing"],
+                cells["notes"],
             ]
         )
     headers = [
         translate(key, lang)
         for key in (
-            "col.rank", "col.gpus", "col.layout", "col.gib_per_gpu", "col.tokens_per_s", "col.mfu",
-            "col.days", "col.cost", "col.per_m_tok", "col.offer",
+            "col.rank", "col.gpus", "col.offer", "col.machine", "col.layout", "col.gib_per_gpu",
+            "col.tokens_per_s", "col.duration", "col.cost", "col.per_m_tok", "col.mode", "col.notes",
         )
     ]  # fmt: skip
     title = translate(
@@ -167,12 +270,20 @@ def plans_section(result: Mapping[str, Any], lang: str) -> Section:
         evaluated=f"{result['evaluated']:,}",
         seconds=f"{result['seconds']:.2f}",
     )
-    blocks: list[Any] = [Paragraph(title), Table(headers, rows, frozenset({0, 3, 4, 5, 6, 7, 8}))]
+    blocks: list[Any] = [
+        Paragraph(job_line(result["job"], lang)),
+        Paragraph(title),
+        Table(headers, rows, frozenset({0, 7, 8, 9})),
+    ]
     blocks.append(Paragraph(result["explanation"]))
     blocks += [
         Paragraph(translate("plan.skipped", lang, reason=text))
         for text in result.get("skipped_gpus", [])
     ]
+    if result.get("unoffered_gpus"):
+        blocks.append(
+            Paragraph(translate("plan.unoffered", lang, gpus=", ".join(result["unoffered_gpus"])))
+        )
     return Section(translate("report.plans", lang), blocks, anchor="plans")
 
 
@@ -232,7 +343,10 @@ def pareto_section(result: Mapping[str, Any], lang: str) -> Section | None:
 def plan_answer(result: Mapping[str, Any], lang: str) -> list[str]:
     """The top plan in one sentence, then its layout."""
     if not result["plans"]:
-        return [translate("report.no_plan", lang, reason=result["explanation"])]
+        return [
+            job_line(result["job"], lang),
+            translate("report.no_plan", lang, reason=result["explanation"]),
+        ]
     top = result["plans"][0]
     cost = top["cost"]
     days = format_days(top["duration"]["days"], lang)
@@ -249,12 +363,14 @@ def plan_answer(result: Mapping[str, Any], lang: str) -> list[str]:
             else "-",
             provider=cost["provider"],
             mix=cost["billing_mix"],
+            offer=cost["offer"],
+            machine=top["machine"]["summary"],
         )
     else:
         sentence = translate(
             "report.answer.plan_unpriced", lang, count=top["count"], gpu=top["gpu"], days=days
         )
-    return [sentence, layout_text(top["strategy"])]
+    return [job_line(result["job"], lang), sentence, layout_text(top["strategy"])]
 
 
 def build_plan_report(
@@ -265,7 +381,7 @@ def build_plan_report(
     options: Mapping[str, Any] | None = None,
 ) -> Report:
     """The whole plan report from the search result and :func:`collect_plan_details`."""
-    sections = [scenario_section(scenario, options, lang), plans_section(result, lang)]
+    sections = [job_section(result["job"], lang), plans_section(result, lang)]
     estimate = details.get("estimate")
     if estimate:
         sections += [memory_section(estimate, lang), step_section(estimate, lang)]
@@ -288,6 +404,10 @@ def build_plan_report(
         )
         sections.append(tco_section(tco, lang, note))
     warnings = list(estimate.get("warnings", [])) if estimate else []
+    if result["plans"]:
+        from gpuplan.notices import notice_text
+
+        warnings += [notice_text(notice, lang) for notice in result["plans"][0]["warnings"]]
     if quote:
         warnings += quote.get("warnings", [])
     block = warnings_section(warnings, lang)

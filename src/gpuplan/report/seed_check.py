@@ -148,9 +148,15 @@ def best_speed(model: str, gpu: str, count: int) -> dict[str, Any] | None:
     from gpuplan.api import plan_search
 
     for method in ("full", "lora", "qlora"):
-        scenario = {"model": model, "method": method, "seq_len": 2048, "tokens": "1B"}
+        scenario = {
+            "model": model,
+            "method": method,
+            "seq_len": 2048,
+            "tokens": "1B",
+            "hardware": {"gpu": gpu, "count": count},
+        }
         try:
-            result = plan_search(scenario, objective="time", gpus=(gpu,), max_gpus=count, limit=100)
+            result = plan_search(scenario, objective="time", max_gpus=count, limit=100)
         except InputError:
             continue
         rows = [row for row in result["plans"] if row["count"] == count]

@@ -46,6 +46,7 @@ class PlanBody(ScenarioBody):
     billing: list[str] = []
     currency: str | None = None
     limit: int = Field(default=10, ge=1, le=100)
+    allow_unlisted_network: bool = False
 
 
 class EstimateBody(ScenarioBody):
@@ -78,6 +79,8 @@ def api_plan(body: PlanBody) -> Any:
     for key in ("budget", "deadline", "max_gpus", "currency"):
         if getattr(body, key) is not None:
             options[key] = getattr(body, key)
+    if body.allow_unlisted_network:
+        options["allow_unlisted_network"] = True
     for key in ("gpus", "exclude_gpus", "providers", "billing"):
         if getattr(body, key):
             options[key] = tuple(getattr(body, key))

@@ -1,0 +1,51 @@
+"""The global batch when the scenario gives none: a decision taken from published practice.
+
+- **Full training** (pre-training, continued pre-training, full fine-tuning with a token budget):
+  the compute-optimal batch of DeepSeek LLM (DeepSeek-AI 2024, arXiv 2401.02954, section 3.1,
+  eq. 1): ``B_opt = 0.2920 * C^0.3271`` tokens for a compute budget ``C = M * D`` FLOPs, where
+  ``M`` is the non-embedding training FLOPs per token (``72 n_layer d^2 + 6 n_layer d l_seq``
+  for their models, three forward passes of the layers) and ``D`` the training tokens. The law
+  was fitted on budgets from 1e17 to 3e20 FLOPs; beyond them it is held at the largest
+  published batch, :data:`LARGEST_PUBLISHED_BATCH_TOKENS`.
+- **Adapters and short runs**: :data:`FINE_TUNE_BATCH_SEQUENCES` sequences.
+
+The result is a power of two in sequences (so that data-parallel sizes divide it) and at least
+one sequence.
+"""
+
+from __future__ import annotations
+
+import math
+
+from gpuplan.workload.job import TrainingJob
+
+DEEPSEEK_BATCH_COEFFICIENT = 0.2920
+DEEPSEEK_BATCH_EXPONENT = 0.3271
+LARGEST_PUBLISHED_BATCH_TOKENS = 15_360 * 4096
+"""DeepSeek-V3's batch after its ramp: 15,360 sequences of 4,096 tokens (arXiv 2412.19437,
+section 4.2), about 62.9M tokens."""
+
+FINE_TUNE_BATCH_SEQUENCES = 64
+"""Sequences per step for adapter fine-tuning (LoRA, QLoRA)."""
+
+
+def compute_optimal_batch_tokens(job: TrainingJob) -> float:
+    """DeepSeek LLM's ``B_opt = 0.2920 C^0.3271`` tokens with ``C = M D`` (module docstring),
+    clipped to :data:`LARGEST_PUBLISHED_BATCH_TOKENS`."""
+    from gpuplan.estimate.flops import forward_flops_per_token
+
+    forward = forward_flops_per_token(job.model, job.seq_len, include_head=False)
+    flops_per_token = 3.0 * float(forward.layers)
+    budget = flops_per_token * max(job.tokens, 1)
+    batch = DEEPSEEK_BATCH_COEFFICIENT * budget**DEEPSEEK_BATCH_EXPONENT
+    return float(min(batch, LARGEST_PUBLISHED_BATCH_TOKENS))
+
+
+def default_global_batch(job: TrainingJob) -> tuple[int, str]:
+    """Sequences per step for a job without a stated batch, and the rule that chose them
+    (``compute-optimal`` or ``fine-tuning``)."""
+    if job.is_adapter or not job.tokens:
+        sequences, rule = float(FINE_TUNE_BATCH_SEQUENCES), "fine-tuning"
+    else:
+        sequences, rule = compute_optimal_batch_tokens(job) / job.seq_len, "compute-optimal"
+    return max(1, 2 ** round(math.log2(max(sequences, 1.0)))), rule

@@ -1,0 +1,51 @@
+"""Notices: warnings that change a decision, carried as a code and its values.
+
+A notice is rendered at the edge in the reader's language (``i18n`` key ``notice.<code>``), so
+the JSON, the terminal table, the reports and the web page say the same thing in English and in
+Chinese. JSON carries ``{"code", "values", "text"}`` with the English text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+NOTICE_CODES = (
+    "no_cluster_network",
+    "unlisted_topology",
+    "stale_price",
+    "seed_claims",
+    "bubble",
+    "startup",
+    "communication",
+)
+"""``no_cluster_network``: instances that list no network between them, joined anyway
+(``--allow-unlisted-network``); ``unlisted_topology``: the offer states no topology, so the
+GPU's usual server was modelled; ``stale_price``: a price older than the staleness limit;
+``seed_claims``: prices that are an article's claims, not a price list; ``bubble``: the pipeline
+bubble is over 20 % of the step; ``startup``: start-up is over 10 % of the run;
+``communication``: exposed communication is over half the step."""
+
+
+@dataclass(frozen=True)
+class Notice:
+    """One warning: ``code`` from :data:`NOTICE_CODES` and the values its message needs."""
+
+    code: str
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+    def text(self, lang: str = "en") -> str:
+        from gpuplan.i18n import translate
+
+        return translate(f"notice.{self.code}", lang, **self.values)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "values": dict(self.values), "text": self.text("en")}
+
+
+def notice_text(notice: Mapping[str, Any] | str, lang: str) -> str:
+    """A notice from JSON (``{"code", "values"}``) in ``lang``; plain strings pass through."""
+    if isinstance(notice, str):
+        return notice
+    return Notice(str(notice["code"]), notice.get("values", {})).text(lang)
