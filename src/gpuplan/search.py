@@ -455,9 +455,7 @@ def evaluate_machine(
         reliability = scenario.reliability.estimate(job, feasible.count)
         goodput = np.asarray(reliability.goodput, dtype=float) * np.ones_like(step.step_seconds)
         nodes = -(-feasible.count // machine.topology.gpus)
-        startup = startup_seconds(
-            job, nodes, scenario.reliability.storage_read_bandwidth, scenario.startup
-        )
+        startup = startup_seconds(job, nodes, machine.topology.gpus, scenario.startup)
         training = max(job.tokens, 1) / (step.tokens_per_second * goodput)
         communication = sum(step.breakdown[name] for name in COMMUNICATION_PARTS)
         result = Evaluated(

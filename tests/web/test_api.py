@@ -27,7 +27,7 @@ def test_plan_api_mirrors_the_cli_contract(client):
     data = response.json()
     assert {"job", "plans", "pareto", "evaluated", "explanation", "currency"} <= set(data)
     assert data["plans"][0]["cost"]["currency"] == "CNY"
-    assert data["job"]["global_batch"] == 64 and data["job"]["batch_rule"] == "fine-tuning"
+    assert data["job"]["global_batch"] == 32 and data["job"]["batch_rule"] == "fine-tuning"
     assert data["plans"][0]["machine"]["summary"]
 
 
@@ -102,7 +102,7 @@ def test_plan_page_renders_the_report_with_charts_and_downloads(client):
     response = client.post("/plan", data=form)
     assert response.status_code == 200
     assert 'id="answer"' in response.text and response.text.count("<svg") >= 3
-    assert "global batch 64 sequences" in response.text
+    assert "global batch 32 sequences" in response.text
     assert 'id="job"' in response.text
     assert 'download="gpuplan-plan.html"' in response.text
     assert 'download="gpuplan-plan.json"' in response.text

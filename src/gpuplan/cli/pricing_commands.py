@@ -174,7 +174,7 @@ def list_offers(
         table.add_row(
             offer.id,
             offer.provider,
-            f"{offer.gpus} x {offer.gpu}",
+            f"{offer.gpus} x {offer.gpu}\n{machine_text(offer)}",
             "\n".join(plan_texts),
             "\n".join(observed),
         )
@@ -183,6 +183,14 @@ def list_offers(
         f"{len(entries)} offers. Medians use on-demand prices converted at dated exchange rates; "
         "`gpuplan offers --json` shows every source and fee."
     )
+
+
+def machine_text(offer: Any) -> str:
+    """What the offer's instance is, and from how many instances a cluster offer sells."""
+    text = offer.topology.summary() if offer.topology else "topology not stated"
+    if offer.min_instances > 1:
+        text += f"; from {offer.min_instances} instances"
+    return text
 
 
 def _check(

@@ -4,10 +4,12 @@
   the compute-optimal batch of DeepSeek LLM (DeepSeek-AI 2024, arXiv 2401.02954, section 3.1,
   eq. 1): ``B_opt = 0.2920 * C^0.3271`` tokens for a compute budget ``C = M * D`` FLOPs, where
   ``M`` is the non-embedding training FLOPs per token (``72 n_layer d^2 + 6 n_layer d l_seq``
-  for their models, three forward passes of the layers) and ``D`` the training tokens. The law
-  was fitted on budgets from 1e17 to 3e20 FLOPs; beyond them it is held at the largest
-  published batch, :data:`LARGEST_PUBLISHED_BATCH_TOKENS`.
-- **Adapters and short runs**: :data:`FINE_TUNE_BATCH_SEQUENCES` sequences.
+  for their models, three forward passes of the layers) and ``D`` the training tokens. ``B`` is
+  in tokens: at the 7B run's budget it gives 9.2M, the paper's 2,304 sequences of 4,096 (Table
+  2). The law was fitted on budgets from 1e17 to 2e19 FLOPs and checked at 1e20; it is held at
+  the largest published batch, :data:`LARGEST_PUBLISHED_BATCH_TOKENS`.
+- **Adapters (LoRA, QLoRA) and runs without a token budget**:
+  :data:`FINE_TUNE_BATCH_SEQUENCES` sequences.
 
 The result is a power of two in sequences (so that data-parallel sizes divide it) and at least
 one sequence.
@@ -22,11 +24,14 @@ from gpuplan.workload.job import TrainingJob
 DEEPSEEK_BATCH_COEFFICIENT = 0.2920
 DEEPSEEK_BATCH_EXPONENT = 0.3271
 LARGEST_PUBLISHED_BATCH_TOKENS = 15_360 * 4096
-"""DeepSeek-V3's batch after its ramp: 15,360 sequences of 4,096 tokens (arXiv 2412.19437,
-section 4.2), about 62.9M tokens."""
+"""DeepSeek-V3's batch after its ramp from 3,072: 15,360 sequences of 4,096 tokens, about 62.9M
+tokens (arXiv 2412.19437, section 4.2)."""
 
-FINE_TUNE_BATCH_SEQUENCES = 64
-"""Sequences per step for adapter fine-tuning (LoRA, QLoRA)."""
+FINE_TUNE_BATCH_SEQUENCES = 32
+"""Sequences per step for adapter fine-tuning: published recipes use 8 (litgpt's Llama 3.1 8B
+LoRA config), 16 (QLoRA, Dettmers et al. 2023, Table 9, 7B-65B; torchtune's Llama 3.1 8B LoRA
+recipe, 2 x 8 accumulation) and 128 (Alpaca; LoRA, Hu et al. 2021, Table 12); 32 is their
+geometric mean."""
 
 
 def compute_optimal_batch_tokens(job: TrainingJob) -> float:
@@ -48,4 +53,7 @@ def default_global_batch(job: TrainingJob) -> tuple[int, str]:
         sequences, rule = float(FINE_TUNE_BATCH_SEQUENCES), "fine-tuning"
     else:
         sequences, rule = compute_optimal_batch_tokens(job) / job.seq_len, "compute-optimal"
-    return max(1, 2 ** round(math.log2(max(sequences, 1.0)))), rule
+    chosen = 2 ** round(math.log2(max(sequences, 1.0)))
+    while chosen > 1 and chosen * job.seq_len > LARGEST_PUBLISHED_BATCH_TOKENS:
+        chosen //= 2
+    return max(1, chosen), rule

@@ -87,11 +87,20 @@ HOST = LinkModel(peak_efficiency=0.45, half_saturation_bytes=4 * 2**20, hop_late
 host memory, so each byte crosses the sender's link into a pinned host buffer and the receiver's
 link out of it, and all of a node's traffic meets in the root complex and host DRAM. 8xRTX 5090
 reach 28 GB/s all-reduce busbw on PCIe 5.0 (63 GB/s), 44 %; 4 of them 35 GB/s (NVIDIA/nccl
-issue 1639: "PCI systems are bound by CPU/memory bandwidth"). Half saturation as NVLink (no
-public sweep). Hop latency: NCCL ``hwLat[PCI][Ring][Simple]`` = 5.7 us."""
+issue 1639, dual Xeon 8480+; the maintainer: "with 8 GPUs, that's 8 flows at 28GB/s in both
+directions", bound by what the CPU and memory deliver); the reporter saw "little difference"
+from 8xRTX 4090. 0.45 is the 8-GPU figure, the size rental servers come in. Half saturation as
+NVLink (no public sweep). Hop latency: NCCL ``hwLat[PCI][Ring][Simple]`` = 5.7 us."""
 
-PCIE = LinkModel(peak_efficiency=0.45, half_saturation_bytes=4 * 2**20, hop_latency=5.7e-6)
-"""PCIe with peer-to-peer (data-centre PCIe cards: A100/H100 PCIe, L40S, L4, RTX A6000)."""
+PCIE = LinkModel(peak_efficiency=0.62, half_saturation_bytes=4 * 2**20, hop_latency=5.7e-6)
+"""PCIe with peer-to-peer (data-centre and workstation cards: A100/H100 PCIe, L40S, L4, RTX
+A6000): GPUs write into each other's memory through the PCIe switches without touching host
+memory. 8xRTX PRO 6000 Blackwell on PCIe 5.0 reach 37.6-41.1 GB/s all-reduce busbw of 63
+(60-65 %) across switch and dual-socket layouts, with unidirectional peer copies at 53-56 GB/s
+(voipmonitor/rtx6kpro ``hardware/pcie-bandwidth.md`` @070506ff, "8-GPU Results"); 0.62 sits
+between. Across CPU sockets peer-to-peer can fall below the host path (NVIDIA/nccl-tests issue
+74, A40 on dual EPYC), which NCCL's topology search avoids by choosing SHM there. Half
+saturation as NVLink; hop latency NCCL ``hwLat[PCI][Ring][Simple]``."""
 
 NETWORK = LinkModel(peak_efficiency=0.80, half_saturation_bytes=32 * 2**20, hop_latency=9.6e-6)
 """InfiniBand, RoCE or EFA, one NIC per GPU. Peak: 400G InfiniBand NDR delivers about 40-46 GB/s
@@ -101,8 +110,12 @@ per NIC (74 %); 0.80 sits between. Half saturation: fitted to that EFA sweep (bu
 networks need far larger messages than NVLink to saturate. Hop latency: NCCL
 ``hwLat[NET][Ring][Simple]`` = 9.6 us."""
 
-ETHERNET = LinkModel(peak_efficiency=0.45, half_saturation_bytes=32 * 2**20, hop_latency=9.6e-6)
-"""Plain Ethernet without RDMA: NCCL's socket transport over TCP."""
+ETHERNET = LinkModel(peak_efficiency=0.40, half_saturation_bytes=32 * 2**20, hop_latency=9.6e-6)
+"""Plain Ethernet without RDMA: NCCL's socket transport over TCP, which copies through the host
+and the kernel's network stack. 4 nodes of 8xV100 on 100 GbE reach 4-6 GB/s all-reduce busbw
+per node's NIC share, 32-48 % of the 12.5 GB/s line rate (NVIDIA/nccl issue 450); on 32 GbE at
+most 60 % (NVIDIA/nccl issue 209). 0.40 is the 100 GbE middle. Half saturation and hop latency
+as the RDMA network."""
 
 DEFAULT_LINKS: dict[str, LinkModel] = {
     "nvlink": NVLINK,

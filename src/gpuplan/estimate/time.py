@@ -13,14 +13,20 @@ micro-batch of ``b * s / cp`` tokens costs:
   multiple of the activation bytes the layer saves (``memory.py``), at a share of HBM bandwidth.
 - **a fixed overhead** per layer (kernel launches and synchronisation).
 
-Communication (``comm.py``): tensor parallel all-reduces (or all-gather + reduce-scatter under
-sequence parallelism, the same volume) four per layer and micro-batch, six with full
-recompute, a fitted share exposed; context-parallel K/V exchange hidden behind attention;
-expert all-to-alls four per MoE layer, exposed; pipeline sends at each stage boundary, exposed;
-ZeRO-3/FSDP all-gathers (forward and backward) and reduce-scatter per micro-batch, hidden behind
-a fitted share of compute; and once per step the data-parallel gradient all-reduce (ZeRO-0) or
-reduce-scatter plus parameter all-gather (ZeRO-1/2, Megatron's distributed optimizer), hidden
-behind the last micro-batch's backward pass.
+Communication (``comm.py``, on the cluster's own links: NVLink, PCIe with or without
+peer-to-peer, an RDMA network or TCP Ethernet): tensor parallel all-reduces (or all-gather +
+reduce-scatter under sequence parallelism, the same volume) four per layer and micro-batch, six
+with full recompute, a fitted share exposed; context-parallel K/V exchange hidden behind
+attention; expert all-to-alls four per MoE layer, exposed; pipeline sends at each stage
+boundary, exposed. Data-parallel traffic hides only behind the compute it can overlap with,
+layer by layer (:func:`zero3_exposed_seconds`, :func:`overlapped_seconds`): ZeRO-3/FSDP
+gathers each layer's parameters under the previous layer's forward and backward and
+reduce-scatters its gradients under the next layer's backward, every micro-batch; ZeRO-0/1/2
+reduce the gradients bucket by bucket under the last micro-batch's backward, and the sharded
+optimizer's parameter all-gather runs under the next forward where the framework overlaps it
+(``frameworks.py``), exposed otherwise. The first and last layer's share is never hidden. The
+share of compute time during which communication runs at full speed is a fitted constant
+(``data_parallel_overlap``).
 
 The step is ``(m + (pp - 1)/vpp) * t_microbatch`` (1F1B and interleaved schedules; Narayanan et
 al. 2021, section 2.2) plus the exposed gradient synchronisation and the optimizer step.

@@ -18,7 +18,7 @@ Errors (the offer is rejected):
 Warnings (kept, but shown):
   * a price observed longer ago than the staleness limit (judged on the latest date the
     observation could have), an undated source, a price marked ``is_estimate``;
-  * a GPU id the GPU catalog does not hold.
+  * a GPU id the GPU catalog does not hold; an offer that states no topology.
 """
 
 from __future__ import annotations
@@ -186,6 +186,15 @@ def validate_offers(
         for fee in offer.fees:
             if fee.price is not None and fee.price < 0:
                 findings.append(Finding("error", offer.id, f"fees.{fee.item}", "negative fee"))
+        if offer.topology is None:
+            findings.append(
+                Finding(
+                    "warning",
+                    offer.id,
+                    "topology",
+                    "no topology: plans model the GPU's usual server and never join instances",
+                )
+            )
         if known_gpus is not None and offer.gpu not in known_gpus:
             findings.append(
                 Finding("warning", offer.id, "gpu", f"{offer.gpu!r} is not in the GPU catalog")
