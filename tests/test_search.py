@@ -203,7 +203,8 @@ def test_offers_without_a_cluster_network_are_never_joined(startup_preset_result
     for plan in plans:
         machine = plan["machine"]
         if machine["network"] == "none":
-            assert plan["count"] == machine["gpus"], plan["cost"]["offer"]
+            domain = max(machine["nvlink_domain"], machine["gpus"])
+            assert plan["count"] <= domain, plan["cost"]["offer"]
         assert not machine["network_assumed"]
 
 
@@ -268,3 +269,73 @@ def test_a_short_job_is_not_spread_over_many_gpus_that_cost_more():
     for plan in result["plans"][1:]:
         if plan["count"] > top["count"]:
             assert float(plan["cost"]["total"]) >= float(top["cost"]["total"])
+
+
+def test_estimate_and_search_share_the_layout_rules():
+    """A layout is valid in both or in neither: pp=8 vpp=4 on 80 layers breaks interleaving
+    (80 is no multiple of 32); pp=8 vpp=2 is fine."""
+    from gpuplan.search import enumerate_layouts
+
+    scenario = parse_scenario(FINE_TUNE_70B)
+    candidates = enumerate_layouts(scenario, 8, [64], offload=False)
+    layout = candidates.layout
+    seen = set(zip(layout.pp.tolist(), layout.vpp.tolist(), strict=True))
+    assert (8, 2) in seen and (8, 4) not in seen
+    base = {**FINE_TUNE_70B, "hardware": {"gpu": "h100-sxm-80gb", "count": 64}}
+    with pytest.raises(InputError, match=r"strategy\.vpp"):
+        gpuplan.estimate({**base, "strategy": {"tp": 8, "pp": 8, "vpp": 4}})
+    assert gpuplan.estimate({**base, "strategy": {"tp": 8, "pp": 8, "vpp": 2}})["memory"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    data=st.lists(
+        st.tuples(st.floats(0, 100), st.floats(0, 50), st.floats(1, 100)),
+        min_size=1,
+        max_size=30,
+    ),
+    objective=st.sampled_from(["cost", "time", "pareto"]),
+    limit=st.integers(1, 5),
+    budget=st.sampled_from([None, "60 USD", "120 USD"]),
+)
+def test_lazy_pricing_selects_what_pricing_everything_would(data, objective, limit, budget):
+    """Candidates priced in the order of their cost floors give the same shown plans and the
+    same Pareto front as pricing every candidate."""
+    from gpuplan.search import PlanCandidate, _sort_key, _within_limits, pareto_front, select_rows
+    from gpuplan.units import parse_amount
+
+    scenario = parse_scenario(QLORA_8B)
+    request = PlanRequest(
+        scenario,
+        objective=objective,
+        limit=limit,
+        budget=parse_amount(budget) if budget else None,
+        currency="USD",
+    )
+    candidates = [
+        PlanCandidate(None, index, None, duration, floor)
+        for index, (floor, _, duration) in enumerate(data)
+    ]
+
+    def build(candidate):
+        floor, extra, duration = data[candidate.index]
+        return {
+            "gpu": "x",
+            "count": candidate.index + 1,
+            "gpu_hours": float(candidate.index),
+            "duration": {"seconds": duration, "days": duration / 86400},
+            "cost": {"total": floor + extra, "currency": "USD", "offer": str(candidate.index)},
+        }
+
+    def shown(rows):
+        if objective == "pareto":
+            rows = pareto_front(rows)
+        return [row["count"] for row in rows[:limit]]
+
+    lazy = select_rows(candidates, request, build)
+    every = sorted(
+        (row for row in map(build, candidates) if _within_limits(row, request)),
+        key=lambda row: _sort_key(row, objective),
+    )
+    assert shown(lazy) == shown(every)
+    assert [r["count"] for r in pareto_front(lazy)] == [r["count"] for r in pareto_front(every)]

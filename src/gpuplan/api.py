@@ -86,9 +86,7 @@ def estimate(
     reliability = options.estimate(job, cluster.count)
     goodput = float(reliability.goodput)
     effective_tokens_per_second = float(step.tokens_per_second) * goodput
-    startup = float(
-        startup_seconds(job, cluster.nodes, cluster.gpus_per_node, parsed.startup)
-    )
+    startup = float(startup_seconds(job, cluster.nodes, cluster.gpus_per_node, parsed.startup))
     training = job.tokens / effective_tokens_per_second if job.tokens else None
     seconds = startup + training if training is not None else None
     if not job.tokens:

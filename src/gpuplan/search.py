@@ -48,6 +48,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gpuplan.errors import InputError
+from gpuplan.estimate.comm import ClusterRows
 from gpuplan.estimate.efficiency import MachineMeasurements
 from gpuplan.estimate.frameworks import FRAMEWORK_CODES, resolve_framework_codes
 from gpuplan.estimate.memory import DEFAULT_SAFETY_MARGIN, estimate_memory
@@ -58,7 +59,7 @@ from gpuplan.hardware.gpu import GPUSpec, MissingPeakError, MissingSpecError
 from gpuplan.hardware.topology import InstanceTopology, assumed_topology
 from gpuplan.notices import Notice
 from gpuplan.scenario import Scenario
-from gpuplan.strategy import OFFLOAD, RECOMPUTE, Layout, Strategy
+from gpuplan.strategy import OFFLOAD, RECOMPUTE, Layout, Strategy, parallel_rules
 from gpuplan.units import SECONDS_PER_DAY, SECONDS_PER_HOUR, Money
 
 IntArray = npt.NDArray[np.int64]
@@ -156,25 +157,28 @@ def group_machines(
     cannot change the model does not split a group: the network of a machine that never spans
     two instances, the link inside a one-GPU instance."""
     groups: dict[tuple[Any, ...], list[Any]] = {}
-    shapes: dict[tuple[Any, ...], tuple[InstanceTopology, bool]] = {}
+    shapes: dict[tuple[Any, ...], InstanceTopology] = {}
     for offer in offers:
         gpu = gpus.get(offer.gpu)
         if gpu is None:
             continue
-        listed = offer.topology is not None
         topology = offer.topology or assumed_topology(gpu, offer.gpus, "GPU catalog")
-        joins = topology.has_cluster_network or allow_unlisted_network
-        network = (
-            (topology.network, topology.network_bandwidth, topology.public_bandwidth)
-            if joins
-            else ()
-        )
+        network: tuple[Any, ...] = ()
+        if topology.has_cluster_network:
+            network = (topology.network, topology.network_bandwidth)
+        elif allow_unlisted_network:
+            network = ("unlisted", topology.unlisted_network_bandwidth())
         link = (topology.intra_node, topology.peer_to_peer) if topology.gpus > 1 else ()
-        shape = (gpu.id, topology.gpus, link, network, topology.nvlink_domain, listed)
+        shape = (gpu.id, topology.gpus, link, network, topology.nvlink_domain)
         groups.setdefault(shape, []).append(offer)
-        shapes.setdefault(shape, (topology, listed))
+        shapes.setdefault(shape, topology)
     return [
-        Machine(gpus[shape[0]], shapes[shape][0], tuple(members), shapes[shape][1])
+        Machine(
+            gpus[shape[0]],
+            shapes[shape],
+            tuple(members),
+            listed=all(offer.topology is not None for offer in members),
+        )
         for shape, members in groups.items()
     ]
 
@@ -276,16 +280,9 @@ def enumerate_layouts(
     count, tp, pp, vpp, cp, ep = (shape[name] for name in ("count", "tp", "pp", "vpp", "cp", "ep"))
     model_parallel = tp * pp * cp
     dp = np.where(count % model_parallel == 0, count // model_parallel, 0)
-    kv_ok = (
-        (model.num_kv_heads % tp == 0) | (tp % model.num_kv_heads == 0)
-        if not model.uses_mla
-        else np.ones_like(tp, dtype=bool)
-    )
-    valid = (dp >= 1) & (model.num_attention_heads % tp == 0) & kv_ok & (tp <= node)
-    valid &= pp <= model.num_layers
-    valid &= (vpp == 1) | ((pp > 1) & (model.num_layers % np.maximum(pp * vpp, 1) == 0))
-    valid &= (ep == 1) | ((dp * cp) % np.maximum(ep, 1) == 0)
-    valid &= batch % np.maximum(dp, 1) == 0
+    valid = (dp >= 1) & (tp <= node)
+    for holds in parallel_rules(job, dp, tp, pp, vpp, cp, ep, 1).values():
+        valid &= holds
     if "dp" in fixed and scenario.strategy.dp:
         valid &= dp == scenario.strategy.dp
     structure = {name: values[valid] for name, values in shape.items()}
@@ -303,7 +300,7 @@ def enumerate_layouts(
     )
     dp, tp, pp, cp = grid["dp"], grid["tp"], grid["pp"], grid["cp"]
     zero, micro_batch, offload_code = grid["zero"], grid["micro_batch"], grid["offload"]
-    valid = batch % (dp * micro_batch) == 0
+    valid = parallel_rules(job, dp, tp, pp, grid["vpp"], cp, grid["ep"], micro_batch)["batch"]
     valid &= (dp * cp > 1) | (zero == 0)
     valid &= (tp * pp == 1) | (zero <= 1) | ("zero" in fixed)
     valid &= (offload_code == 0) | ((zero >= 1) & ((offload_code == 1) | (zero == 3)))
@@ -396,7 +393,7 @@ def machine_gpu_counts(
         low, high = 1, 1
     else:
         low = min(offer.min_instances for offer in machine.offers)
-        high = 1
+        high = max(machine.topology.nvlink_domain // size, 1)
         if machine.multi_instance(request.allow_unlisted_network):
             limits = [offer.max_instances or request.max_gpus // size for offer in machine.offers]
             high = min(max(limits), request.max_gpus // size)
@@ -409,24 +406,60 @@ def machine_gpu_counts(
     return [n * size for n in instance_counts(low, high) if n * size >= lower]
 
 
-def evaluate_machine(
-    scenario: Scenario, machine: Machine, counts: Sequence[int], request: PlanRequest
-) -> tuple[Evaluated | None, int, Shortfall | None]:
-    """Evaluate every layout of ``machine`` at ``counts`` GPUs: (feasible plans, layouts
-    evaluated, closest miss)."""
-    gpu = machine.gpu
-    if not counts:
-        return None, 0, None
-    instances = max(counts) // machine.topology.gpus
-    cluster = machine.cluster(instances, request.allow_unlisted_network or not machine.offers)
+def concatenate(parts: Sequence[Candidates]) -> Candidates:
+    """The layouts of several candidate sets, one after the other."""
+    names = Layout.__dataclass_fields__
+    return Candidates(
+        np.concatenate([part.count for part in parts]),
+        Layout(
+            **{
+                name: np.concatenate([getattr(part.layout, name) for part in parts])
+                for name in names
+            }
+        ),
+    )
+
+
+def evaluate_machines(
+    scenario: Scenario,
+    group: Sequence[tuple[Machine, Sequence[int]]],
+    request: PlanRequest,
+    layouts: dict[tuple[Any, ...], Candidates] | None = None,
+) -> tuple[list[Evaluated], int, Shortfall | None]:
+    """Evaluate every layout of every machine of one GPU type at once, each on its own
+    topology (``comm.ClusterRows``): (feasible plans per machine, layouts evaluated, closest
+    miss). A machine on which nothing fits is tried again with optimizer offload. ``layouts``
+    keeps the enumerations of one search, which depend on the node size and counts only."""
+    known = {} if layouts is None else layouts
+
+    def enumerated(index: int, offload: bool) -> Candidates:
+        key = (clusters[index].scale_up_domain, tuple(group[index][1]), offload)
+        if key not in known:
+            known[key] = enumerate_layouts(scenario, key[0], key[1], offload)
+        return known[key]
+
+    gpu = group[0][0].gpu
     job = scenario.job
+    clusters = [
+        machine.cluster(
+            max(counts) // machine.topology.gpus,
+            request.allow_unlisted_network or not machine.offers,
+        )
+        for machine, counts in group
+    ]
+    usable = gpu.memory_bytes * (1 - request.headroom)
+    results: list[Evaluated] = []
     evaluated_count = 0
     shortfall: Shortfall | None = None
+    pending = list(range(len(group)))
     for offload in (False, True):
-        candidates = enumerate_layouts(scenario, cluster.scale_up_domain, counts, offload)
-        evaluated_count += len(candidates)
-        if not len(candidates):
+        parts = [(index, enumerated(index, offload)) for index in pending]
+        parts = [(index, part) for index, part in parts if len(part)]
+        if not parts:
             continue
+        candidates = concatenate([part for _, part in parts])
+        rows = np.concatenate([np.full(len(part), index) for index, part in parts])
+        evaluated_count += len(candidates)
         memory = estimate_memory(
             job,
             candidates.layout,
@@ -435,49 +468,94 @@ def evaluate_machine(
             safety_margin=request.headroom,
         )
         fits = memory.fits
-        if not np.any(fits):
-            closest = int(np.argmin(memory.peak_bytes))
-            shortfall = Shortfall(
-                gpu.id,
-                int(candidates.count[closest]),
-                float(memory.peak_bytes[closest]),
-                gpu.memory_bytes * (1 - request.headroom),
+        missed = ~fits
+        if np.any(missed):
+            closest = int(np.flatnonzero(missed)[np.argmin(memory.peak_bytes[missed])])
+            if shortfall is None or memory.peak_bytes[closest] < shortfall.peak_bytes:
+                shortfall = Shortfall(
+                    gpu.id,
+                    int(candidates.count[closest]),
+                    float(memory.peak_bytes[closest]),
+                    usable,
+                )
+        fitted = set(np.unique(rows[fits]).tolist())
+        pending = [index for index in pending if index not in fitted]
+        if fitted:
+            results += _evaluate_feasible(
+                scenario, group, clusters, candidates.take(fits), rows[fits], memory, fits, request
             )
-            continue
-        feasible = candidates.take(fits)
-        step = estimate_step_time(
-            job,
-            cluster,
-            feasible.layout,
-            flash_attention=scenario.strategy.flash_attention,
-            measured=request.measured,
+        if not pending:
+            break
+    return results, evaluated_count, shortfall
+
+
+def _evaluate_feasible(
+    scenario: Scenario,
+    group: Sequence[tuple[Machine, Sequence[int]]],
+    clusters: Sequence[Cluster],
+    feasible: Candidates,
+    rows: IntArray,
+    memory: Any,
+    fits: npt.NDArray[np.bool_],
+    request: PlanRequest,
+) -> list[Evaluated]:
+    """Speed, reliability and start-up of the layouts that fit, split back per machine."""
+    job = scenario.job
+    used, local = np.unique(rows, return_inverse=True)
+    fabric = ClusterRows(tuple(clusters[index] for index in used), local.astype(np.int64))
+    step = estimate_step_time(
+        job,
+        fabric,
+        feasible.layout,
+        flash_attention=scenario.strategy.flash_attention,
+        measured=request.measured,
+    )
+    reliability = scenario.reliability.estimate(job, feasible.count)
+    goodput = np.asarray(reliability.goodput, dtype=float) * np.ones_like(step.step_seconds)
+    node_size = np.asarray([group[index][0].topology.gpus for index in used])[local]
+    startup = startup_seconds(job, -(-feasible.count // node_size), node_size, scenario.startup)
+    training = max(job.tokens, 1) / (step.tokens_per_second * goodput)
+    communication = sum(step.breakdown[name] for name in COMMUNICATION_PARTS)
+    framework = resolve_framework_codes(
+        job.framework, feasible.layout.tp, feasible.layout.pp, feasible.layout.zero
+    )
+    peak, headroom = memory.peak_bytes[fits], memory.headroom[fits]
+    results = []
+    for position, index in enumerate(used.tolist()):
+        mask = local == position
+        results.append(
+            Evaluated(
+                machine=group[index][0],
+                candidates=feasible.take(mask),
+                peak_bytes=peak[mask],
+                headroom=headroom[mask],
+                step_seconds=step.step_seconds[mask],
+                tokens_per_second=step.tokens_per_second[mask],
+                mfu=step.mfu[mask],
+                goodput=goodput[mask],
+                startup_seconds=startup[mask],
+                duration_seconds=(startup + training)[mask],
+                framework=framework[mask],
+                communication_share=np.asarray(communication / step.step_seconds, dtype=float)[
+                    mask
+                ],
+                bubble_share=np.asarray(step.breakdown["bubble"] / step.step_seconds, dtype=float)[
+                    mask
+                ],
+                network_assumed=clusters[index].network_assumed,
+            )
         )
-        reliability = scenario.reliability.estimate(job, feasible.count)
-        goodput = np.asarray(reliability.goodput, dtype=float) * np.ones_like(step.step_seconds)
-        nodes = -(-feasible.count // machine.topology.gpus)
-        startup = startup_seconds(job, nodes, machine.topology.gpus, scenario.startup)
-        training = max(job.tokens, 1) / (step.tokens_per_second * goodput)
-        communication = sum(step.breakdown[name] for name in COMMUNICATION_PARTS)
-        result = Evaluated(
-            machine=machine,
-            candidates=feasible,
-            peak_bytes=memory.peak_bytes[fits],
-            headroom=memory.headroom[fits],
-            step_seconds=step.step_seconds,
-            tokens_per_second=step.tokens_per_second,
-            mfu=step.mfu,
-            goodput=goodput,
-            startup_seconds=startup,
-            duration_seconds=startup + training,
-            framework=resolve_framework_codes(
-                job.framework, feasible.layout.tp, feasible.layout.pp, feasible.layout.zero
-            ),
-            communication_share=np.asarray(communication / step.step_seconds, dtype=float),
-            bubble_share=np.asarray(step.breakdown["bubble"] / step.step_seconds, dtype=float),
-            network_assumed=cluster.network_assumed,
-        )
-        return result, evaluated_count, shortfall
-    return None, evaluated_count, shortfall
+    return results
+
+
+def evaluate_machine(
+    scenario: Scenario, machine: Machine, counts: Sequence[int], request: PlanRequest
+) -> tuple[Evaluated | None, int, Shortfall | None]:
+    """:func:`evaluate_machines` for one machine."""
+    if not counts:
+        return None, 0, None
+    results, evaluated, shortfall = evaluate_machines(scenario, [(machine, counts)], request)
+    return (results[0] if results else None), evaluated, shortfall
 
 
 def best_per_cluster_size(evaluated: Evaluated) -> list[int]:
@@ -528,21 +606,23 @@ def _price(
 
     instances = count // offer.gpus
     try:
-        priced = quote(offer, duration, instances, tokens=tokens or None, rates=rates)
+        priced = quote(
+            offer, duration, instances, tokens=tokens or None, rates=rates, itemized=False
+        )
     except InputError:
         return None
-    details = priced.to_dict(request.currency, rates)
+    totals = priced.summary(request.currency, rates)
     return {
-        "total": details["total"],
-        "currency": details["currency"],
-        "per_million_tokens": details["per_million_tokens"],
-        "per_gpu_hour": details["per_gpu_hour"],
+        "total": totals["total"],
+        "currency": totals["currency"],
+        "per_million_tokens": totals["per_million_tokens"],
+        "per_gpu_hour": totals["per_gpu_hour"],
         "offer": offer.id,
         "provider": offer.provider,
         "instances": instances,
-        "billing_mix": details["billing_mix"]["description"],
-        "hidden_fee_share": details["hidden_fee_share"],
-        "warnings": details["warnings"],
+        "billing_mix": totals["billing_mix_description"],
+        "hidden_fee_share": totals["hidden_fee_share"],
+        "warnings": totals["warnings"],
     }
 
 
@@ -663,6 +743,95 @@ def job_summary(request: PlanRequest) -> dict[str, Any]:
     }
 
 
+@dataclass
+class PlanCandidate:
+    """The fastest layout of one machine at one size, on one offer, before it is priced:
+    ``floor`` is a lower bound on its cost in the request's currency (``inf`` unpriced)."""
+
+    evaluated: Evaluated
+    index: int
+    offer: Any
+    duration: float
+    floor: float
+
+
+def _cost_floor(
+    offer: Any, count: int, evaluated: Evaluated, index: int, request: PlanRequest, rates: Any
+) -> float:
+    """``instances x seconds x`` the offer's cheapest rate (``quote.cost_floor_per_second``)."""
+    from gpuplan.pricing.quote import cost_floor_per_second
+
+    if offer is None:
+        return math.inf
+    rate = cost_floor_per_second(offer)
+    if rate is None:
+        return 0.0
+    per_second = float(rates.convert(rate, offer.currency, request.currency))
+    return per_second * (count // offer.gpus) * float(evaluated.duration_seconds[index])
+
+
+def select_rows(
+    candidates: Sequence[PlanCandidate],
+    request: PlanRequest,
+    build: Any,
+) -> list[dict[str, Any]]:
+    """The priced rows a result needs, best first, pricing as few candidates as it can.
+
+    Quoting is exact but slow, so candidates are priced in the order of their cost floors and
+    only while one could still matter: the ``limit`` cheapest (by cost), or the ``limit``
+    fastest (by time), within the budget; and every candidate that could be on the Pareto
+    front, that is, faster than every priced row that costs no more than its floor. A
+    candidate never priced costs more than the rows shown and is slower than a cheaper one."""
+    budget = float(request.budget.amount) if request.budget is not None else math.inf
+    deadline = request.deadline_seconds or math.inf
+    open_candidates = [
+        candidate
+        for candidate in candidates
+        if candidate.duration <= deadline
+        and (candidate.floor <= budget or math.isinf(candidate.floor))
+    ]
+    by_floor = sorted(open_candidates, key=lambda candidate: (candidate.floor, candidate.duration))
+    kept: list[dict[str, Any]] = []
+    priced: set[int] = set()
+
+    def price(position: int, candidate: PlanCandidate) -> None:
+        priced.add(position)
+        row = build(candidate)
+        if _within_limits(row, request):
+            kept.append(row)
+
+    def cost(row: dict[str, Any]) -> float:
+        return float(row["cost"]["total"]) if row["cost"] else math.inf
+
+    cheapest_needed = request.limit if request.objective != "time" else 1
+    for position, candidate in enumerate(by_floor):
+        costs = sorted(cost(row) for row in kept)
+        if len(costs) >= cheapest_needed and candidate.floor > costs[cheapest_needed - 1]:
+            break
+        price(position, candidate)
+    for position, candidate in enumerate(by_floor):
+        if position in priced:
+            continue
+        fastest = min(
+            (row["duration"]["seconds"] for row in kept if cost(row) <= candidate.floor),
+            default=math.inf,
+        )
+        if candidate.duration < fastest:
+            price(position, candidate)
+    if request.objective == "time":
+        order = sorted(range(len(by_floor)), key=lambda position: by_floor[position].duration)
+        for position in order:
+            if position in priced:
+                continue
+            candidate = by_floor[position]
+            faster = sum(1 for row in kept if row["duration"]["seconds"] < candidate.duration)
+            if faster >= request.limit:
+                break
+            price(position, candidate)
+    kept.sort(key=lambda row: _sort_key(row, request.objective))
+    return kept
+
+
 def plan(request: PlanRequest) -> dict[str, Any]:
     """Search, price, filter and rank (module docstring). Returns the JSON-able result:
     ``{"job": {...}, "plans": [...], "pareto": [...], "evaluated": N, "seconds": t,
@@ -689,54 +858,70 @@ def plan(request: PlanRequest) -> dict[str, Any]:
     machines, unoffered = _machines(request, book, gpus)
 
     evaluated_total = 0
-    rows: list[dict[str, Any]] = []
+    candidates: list[PlanCandidate] = []
     shortfalls: list[Shortfall] = []
     skipped: dict[str, str] = {}
     notices_by_offer: dict[str, list[Notice]] = {}
+    by_gpu: dict[str, list[tuple[Machine, list[int]]]] = {}
     for machine in machines:
-        if machine.gpu.id in skipped:
-            continue
         counts = machine_gpu_counts(machine, scenario, request)
-        if not counts:
-            sold = machine_gpu_counts(machine, scenario, request, lower_bound=False)
-            if sold:
-                shortfalls.append(weight_shortfall(scenario, machine.gpu, max(sold), request))
+        if counts:
+            by_gpu.setdefault(machine.gpu.id, []).append((machine, counts))
             continue
+        sold = machine_gpu_counts(machine, scenario, request, lower_bound=False)
+        if sold:
+            shortfalls.append(weight_shortfall(scenario, machine.gpu, max(sold), request))
+    layouts: dict[tuple[Any, ...], Candidates] = {}
+    for gpu_id, group in by_gpu.items():
         try:
-            evaluated, count, shortfall = evaluate_machine(scenario, machine, counts, request)
+            results, count, shortfall = evaluate_machines(scenario, group, request, layouts)
         except (MissingSpecError, MissingPeakError) as missing:
-            skipped[machine.gpu.id] = str(missing)
+            skipped[gpu_id] = str(missing)
             continue
         evaluated_total += count
-        if shortfall is not None and evaluated is None:
+        if shortfall is not None and not results:
             shortfalls.append(shortfall)
-        if evaluated is None:
-            continue
-        for index in best_per_cluster_size(evaluated):
-            gpu_count = int(evaluated.candidates.count[index])
-            sellers = [offer for offer in machine.offers if _offer_sells(offer, gpu_count)]
-            for offer in sellers or ([None] if not machine.offers else []):
-                if offer is not None and offer.id not in notices_by_offer:
-                    notices_by_offer[offer.id] = offer_notices(offer, request.today)
-                rows.append(
-                    _plan_row(
-                        evaluated,
-                        index,
-                        offer,
-                        scenario,
-                        request,
-                        rates,
-                        notices_by_offer.get(offer.id, []) if offer is not None else [],
+        for evaluated in results:
+            machine = evaluated.machine
+            for index in best_per_cluster_size(evaluated):
+                gpu_count = int(evaluated.candidates.count[index])
+                sellers = [offer for offer in machine.offers if _offer_sells(offer, gpu_count)]
+                for offer in sellers or ([None] if not machine.offers else []):
+                    candidates.append(
+                        PlanCandidate(
+                            evaluated,
+                            index,
+                            offer,
+                            float(evaluated.duration_seconds[index]),
+                            _cost_floor(offer, gpu_count, evaluated, index, request, rates),
+                        )
                     )
-                )
 
-    feasible_rows = rows
-    rows = [row for row in rows if _within_limits(row, request)]
-    rows.sort(key=lambda row: _sort_key(row, request.objective))
+    def build(candidate: PlanCandidate) -> dict[str, Any]:
+        offer = candidate.offer
+        if offer is not None and offer.id not in notices_by_offer:
+            assert request.today is not None
+            notices_by_offer[offer.id] = offer_notices(offer, request.today)
+        return _plan_row(
+            candidate.evaluated,
+            candidate.index,
+            offer,
+            scenario,
+            request,
+            rates,
+            notices_by_offer.get(offer.id, []) if offer is not None else [],
+        )
+
+    rows = select_rows(candidates, request, build)
     pareto = pareto_front(rows)
     if request.objective == "pareto":
         rows = pareto
     shown = rows[: request.limit]
+    feasible_rows = rows
+    if not shown and candidates:
+        fastest = min(candidates, key=lambda candidate: candidate.duration)
+        cheapest = min(candidates, key=lambda candidate: candidate.floor)
+        feasible_rows = [build(fastest), build(cheapest)]
     result: dict[str, Any] = {
         "job": job_summary(request),
         "plans": shown,
@@ -792,7 +977,7 @@ def _plan_row(
         "machine": {
             **topology.to_dict(),
             "summary": topology.summary(),
-            "listed": machine.listed,
+            "listed": offer is None or offer.topology is not None,
             "network_assumed": bool(evaluated.network_assumed and count > topology.gpus),
         },
         "strategy": {

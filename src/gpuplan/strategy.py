@@ -74,41 +74,38 @@ class Strategy:
             raise StrategyError(
                 f"strategy.dp: dp*tp*pp*cp = {dp * model_parallel} must equal hardware.count = {cluster.count}"
             )
-        if model.num_attention_heads % self.tp:
+        if self.ep > 1 and not model.is_moe:
             raise StrategyError(
-                f"strategy.tp: {self.tp} does not divide the {model.num_attention_heads} attention heads; "
-                f"accepted: {', '.join(str(d) for d in divisors(model.num_attention_heads) if d <= cluster.gpus_per_node)}"
+                "strategy.ep: expert parallelism needs a mixture-of-experts model; use ep: 1"
             )
-        if not model.uses_mla and model.num_kv_heads % self.tp and self.tp % model.num_kv_heads:
-            raise StrategyError(
-                f"strategy.tp: {self.tp} and the {model.num_kv_heads} KV heads must divide one another"
-            )
-        if self.pp > model.num_layers:
-            raise StrategyError(
-                f"strategy.pp: {self.pp} is more than the model's {model.num_layers} layers"
-            )
-        if self.vpp > 1 and (self.pp < 2 or self.pp * self.vpp > model.num_layers):
-            raise StrategyError(
-                f"strategy.vpp: interleaving needs pp >= 2 and at least one layer per virtual stage "
-                f"(pp*vpp = {self.pp * self.vpp}, {model.num_layers} layers)"
-            )
-        if self.ep > 1:
-            if not model.is_moe:
-                raise StrategyError(
-                    "strategy.ep: expert parallelism needs a mixture-of-experts model; use ep: 1"
-                )
-            if model.num_experts % self.ep or (dp * self.cp) % self.ep:
-                raise StrategyError(
-                    f"strategy.ep: {self.ep} must divide the {model.num_experts} experts and dp*cp = {dp * self.cp}"
-                )
-        if job.seq_len % self.cp:
-            raise StrategyError(f"strategy.cp: {self.cp} does not divide seq_len = {job.seq_len}")
-        if job.global_batch % (dp * self.micro_batch):
-            raise StrategyError(
-                f"strategy.micro_batch: dp*micro_batch = {dp * self.micro_batch} does not divide "
-                f"global_batch = {job.global_batch}"
-            )
+        rules = parallel_rules(
+            job, dp, self.tp, self.pp, self.vpp, self.cp, self.ep, self.micro_batch
+        )
+        for name, holds in rules.items():
+            if not bool(holds):
+                raise StrategyError(self._rule_message(name, job, dp, cluster))
         return Strategy(**{**{f.name: getattr(self, f.name) for f in fields(self)}, "dp": dp})
+
+    def _rule_message(self, rule: str, job: TrainingJob, dp: int, cluster: Cluster) -> str:
+        model = job.model
+        accepted = ", ".join(
+            str(d) for d in divisors(model.num_attention_heads) if d <= cluster.gpus_per_node
+        )
+        messages = {
+            "tp_heads": f"strategy.tp: {self.tp} does not divide the {model.num_attention_heads} "
+            f"attention heads; accepted: {accepted}",
+            "tp_kv_heads": f"strategy.tp: {self.tp} and the {model.num_kv_heads} KV heads must "
+            "divide one another",
+            "pp_layers": f"strategy.pp: {self.pp} is more than the model's {model.num_layers} layers",
+            "vpp_stages": "strategy.vpp: interleaving needs pp >= 2 and pp*vpp dividing the "
+            f"layers (pp*vpp = {self.pp * self.vpp}, {model.num_layers} layers)",
+            "ep_experts": f"strategy.ep: {self.ep} must divide the {model.num_experts} experts "
+            f"and dp*cp = {dp * self.cp}",
+            "cp_sequence": f"strategy.cp: {self.cp} does not divide seq_len = {job.seq_len}",
+            "batch": f"strategy.micro_batch: dp*micro_batch = {dp * self.micro_batch} does not "
+            f"divide global_batch = {job.global_batch}",
+        }
+        return messages[rule]
 
     def micro_batches(self, job: TrainingJob) -> int:
         """Micro-batches per optimizer step on each data-parallel rank (gradient accumulation)."""
@@ -151,6 +148,46 @@ class Layout:
     recompute: IntArray
     offload: IntArray
     sequence_parallel: npt.NDArray[np.bool_]
+
+
+def parallel_rules(
+    job: TrainingJob,
+    dp: npt.ArrayLike,
+    tp: npt.ArrayLike,
+    pp: npt.ArrayLike,
+    vpp: npt.ArrayLike,
+    cp: npt.ArrayLike,
+    ep: npt.ArrayLike,
+    micro_batch: npt.ArrayLike,
+) -> dict[str, npt.NDArray[np.bool_]]:
+    """Megatron-Core's rules for a layout of ``job``, each as a mask over the layouts (0-d for
+    one): ``tp`` divides the attention heads and ``tp`` and the KV heads divide one another (not
+    for MLA); ``pp`` at most the layers (uneven stages allowed); interleaving needs ``pp >= 2``
+    and ``pp * vpp`` dividing the layers; ``ep`` divides the experts and ``dp * cp``; ``cp``
+    divides the sequence; ``dp * micro_batch`` divides the global batch. ``Strategy.resolved``
+    and the plan search both check these, so that one layout is valid in both or in neither."""
+    model = job.model
+    dp, tp, pp, vpp, cp, ep, micro_batch = (
+        np.asarray(value, dtype=np.int64) for value in (dp, tp, pp, vpp, cp, ep, micro_batch)
+    )
+    if model.uses_mla:
+        kv = np.ones(tp.shape, dtype=bool)
+    else:
+        kv = (model.num_kv_heads % tp == 0) | (tp % model.num_kv_heads == 0)
+    experts = model.num_experts if model.is_moe else 1
+    return {
+        "tp_heads": np.asarray(model.num_attention_heads % tp == 0),
+        "tp_kv_heads": np.asarray(kv),
+        "pp_layers": np.asarray(pp <= model.num_layers),
+        "vpp_stages": np.asarray(
+            (vpp == 1) | ((pp >= 2) & (model.num_layers % np.maximum(pp * vpp, 1) == 0))
+        ),
+        "ep_experts": np.asarray(
+            (ep == 1) | ((experts % ep == 0) & ((dp * cp) % np.maximum(ep, 1) == 0))
+        ),
+        "cp_sequence": np.asarray(job.seq_len % cp == 0),
+        "batch": np.asarray((dp >= 1) & (job.global_batch % np.maximum(dp * micro_batch, 1) == 0)),
+    }
 
 
 def divisors(number: int) -> list[int]:

@@ -38,5 +38,5 @@ def test_a_scenario_overrides_the_startup():
     assert parts.startup.provisioning_seconds == 600
     from gpuplan.errors import InputError
 
-    with pytest.raises(InputError, match="startup.boot"):
+    with pytest.raises(InputError, match=r"startup\.boot"):
         parse_scenario({"model": "llama-3.1-8b", "startup": {"boot": "1m"}})

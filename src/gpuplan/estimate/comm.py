@@ -37,7 +37,9 @@ Every constant is a named default that callers may override with fitted or measu
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -62,9 +64,9 @@ class LinkModel:
     ``hop_latency`` the seconds each ring step adds.
     """
 
-    peak_efficiency: float
-    half_saturation_bytes: float
-    hop_latency: float
+    peak_efficiency: float | FloatArray
+    half_saturation_bytes: float | FloatArray
+    hop_latency: float | FloatArray
 
     def efficiency(self, size_bytes: ArrayLike) -> FloatArray:
         """``peak * S / (S + half_saturation)``; zero for an empty message."""
@@ -218,7 +220,67 @@ def network_kind(cluster: Cluster) -> str:
     return "ethernet" if cluster.network in ("ethernet", "none") else "network"
 
 
-def group_placement(group_size: ArrayLike, stride: ArrayLike, cluster: Cluster) -> GroupPlacement:
+@dataclass(frozen=True)
+class ClusterRows:
+    """Several clusters of one GPU type, one per layout row (``rows`` indexes ``clusters``): the
+    figures the collective model reads, as arrays, so that the layouts of every machine of a GPU
+    type are evaluated at once."""
+
+    clusters: tuple[Cluster, ...]
+    rows: IntArray
+
+    @property
+    def gpu(self) -> Any:
+        return self.clusters[0].gpu
+
+    def _per_row(self, values: Sequence[Any]) -> FloatArray:
+        return np.asarray(values, dtype=float)[self.rows]
+
+    @property
+    def scale_up_domain(self) -> IntArray:
+        return np.asarray([c.scale_up_domain for c in self.clusters], dtype=np.int64)[self.rows]
+
+    @property
+    def intra_node_bandwidth(self) -> FloatArray:
+        return self._per_row([c.intra_node_bandwidth for c in self.clusters])
+
+    @property
+    def inter_node_bandwidth(self) -> FloatArray:
+        return self._per_row([c.inter_node_bandwidth for c in self.clusters])
+
+    @property
+    def intra_node_kind(self) -> str:
+        kinds = {c.intra_node_kind for c in self.clusters}
+        return kinds.pop() if len(kinds) == 1 else "mixed"
+
+    def links(self, models: dict[str, LinkModel]) -> tuple[LinkModel, LinkModel]:
+        """Per-row link models: each row's node link and network."""
+        pairs = [cluster_links(cluster, models) for cluster in self.clusters]
+
+        def stacked(side: int) -> LinkModel:
+            return LinkModel(
+                peak_efficiency=self._per_row([pair[side].peak_efficiency for pair in pairs]),
+                half_saturation_bytes=self._per_row(
+                    [pair[side].half_saturation_bytes for pair in pairs]
+                ),
+                hop_latency=self._per_row([pair[side].hop_latency for pair in pairs]),
+            )
+
+        return stacked(0), stacked(1)
+
+
+def cluster_links(
+    cluster: Cluster | ClusterRows, models: dict[str, LinkModel]
+) -> tuple[LinkModel, LinkModel]:
+    """(node link, network) models of ``cluster``: by its link kinds, or per row."""
+    if isinstance(cluster, ClusterRows):
+        return cluster.links(models)
+    return models[cluster.intra_node_kind], models[network_kind(cluster)]
+
+
+def group_placement(
+    group_size: ArrayLike, stride: ArrayLike, cluster: Cluster | ClusterRows
+) -> GroupPlacement:
     """Placement of a group of ``n`` ranks ``stride`` apart. Inside one domain of ``D`` GPUs
     (``cluster.scale_up_domain``) when ``n * stride <= D``; otherwise ``p = clip(D // stride, 1,
     n)`` ranks share each domain and the group spans ``k = ceil(n / p)`` domains (groups aligned
@@ -239,7 +301,7 @@ def group_placement(group_size: ArrayLike, stride: ArrayLike, cluster: Cluster) 
 def group_link(
     group_size: ArrayLike,
     stride: ArrayLike,
-    cluster: Cluster,
+    cluster: Cluster | ClusterRows,
     links: dict[str, LinkModel] | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """(nominal bandwidth per GPU, hop latency) of the slowest link a group uses: the GPU's
@@ -247,10 +309,10 @@ def group_link(
     ``cluster.inter_node_bandwidth`` and the network hop across domains."""
     models = DEFAULT_LINKS if links is None else links
     placement = group_placement(group_size, stride, cluster)
-    intra = models[placement.intra_kind]
+    intra, network = cluster_links(cluster, models)
     crosses = placement.crosses_network
     bandwidth = np.where(crosses, cluster.inter_node_bandwidth, cluster.intra_node_bandwidth)
-    latency = np.where(crosses, models[network_kind(cluster)].hop_latency, intra.hop_latency)
+    latency = np.where(crosses, network.hop_latency, intra.hop_latency)
     return bandwidth.astype(float), latency.astype(float)
 
 
@@ -259,7 +321,7 @@ def collective_seconds(
     size_bytes: ArrayLike,
     group_size: ArrayLike,
     stride: ArrayLike,
-    cluster: Cluster,
+    cluster: Cluster | ClusterRows,
     links: dict[str, LinkModel] | None = None,
     base_latency: float = BASE_LATENCY,
 ) -> FloatArray:
@@ -279,15 +341,20 @@ def collective_seconds(
     latency (``tuning.cc``) with :func:`ring_steps`.
     """
     _check(collective)
+    if not np.any(np.asarray(group_size) > 1):
+        shape = np.broadcast(np.asarray(size_bytes), np.asarray(group_size), np.asarray(stride))
+        return np.zeros(shape.shape)
     models = DEFAULT_LINKS if links is None else links
     placement = group_placement(group_size, stride, cluster)
-    intra, network = models[placement.intra_kind], models[network_kind(cluster)]
+    intra, network = cluster_links(cluster, models)
     n = placement.group_size.astype(float)
     p = placement.ranks_per_domain.astype(float)
     k = placement.domains.astype(float)
     size = np.asarray(size_bytes, dtype=float)
     intra_rate = cluster.intra_node_bandwidth * np.maximum(intra.efficiency(size), 1e-300)
-    network_rate = cluster.inter_node_bandwidth * np.maximum(network.efficiency(size), 1e-300)
+    network_rate = np.where(
+        k > 1, np.maximum(cluster.inter_node_bandwidth * network.efficiency(size), 1e-300), 1.0
+    )
 
     if collective == "all_to_all":
         inside = size * (p - 1.0) / np.maximum(n, 1.0) / intra_rate

@@ -74,7 +74,7 @@ class StartupOptions:
 def startup_seconds(
     job: TrainingJob,
     nodes: ArrayLike,
-    gpus_per_node: int,
+    gpus_per_node: ArrayLike,
     options: StartupOptions | None = None,
 ) -> FloatArray:
     """Seconds before the first step of ``job`` on ``nodes`` nodes of ``gpus_per_node`` GPUs
@@ -83,7 +83,10 @@ def startup_seconds(
     node_count = np.asarray(nodes, dtype=float)
     if settings.total_seconds is not None:
         return np.asarray(np.full_like(node_count, settings.total_seconds), dtype=float)
-    bandwidth = min(WEIGHT_LOAD_BANDWIDTH_PER_GPU * gpus_per_node, WEIGHT_LOAD_BANDWIDTH_PER_NODE)
+    bandwidth = np.minimum(
+        WEIGHT_LOAD_BANDWIDTH_PER_GPU * np.asarray(gpus_per_node, dtype=float),
+        WEIGHT_LOAD_BANDWIDTH_PER_NODE,
+    )
     weights = job.model.total_params * WEIGHT_LOAD_BYTES_PER_PARAM / bandwidth
     compile_time = settings.compile_seconds if job.compile else 0.0
     total = (

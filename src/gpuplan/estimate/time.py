@@ -39,7 +39,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from gpuplan.estimate.comm import DEFAULT_LINKS, LinkModel, collective_seconds, parallel_groups
+from gpuplan.estimate.comm import (
+    DEFAULT_LINKS,
+    ClusterRows,
+    LinkModel,
+    collective_seconds,
+    parallel_groups,
+)
 from gpuplan.estimate.efficiency import (
     Efficiency,
     MachineMeasurements,
@@ -107,7 +113,7 @@ class StepTime:
     matmul_dtype: str
 
 
-def matmul_dtype(job: TrainingJob, cluster: Cluster) -> str:
+def matmul_dtype(job: TrainingJob, cluster: Cluster | ClusterRows) -> str:
     """The dtype the matmuls run in: fp8 only for fp8 training on a GPU with fp8 tensor cores;
     fp32 training runs its matmuls in tf32 where the GPU has it; GPUs without bf16 (V100) run
     half precision in fp16."""
@@ -160,7 +166,7 @@ def layer_matmul_efficiency(
 
 def estimate_step_time(
     job: TrainingJob,
-    cluster: Cluster,
+    cluster: Cluster | ClusterRows,
     layout: Layout,
     efficiency: Efficiency | None = None,
     flash_attention: bool = True,
@@ -498,7 +504,7 @@ def _stage_trained_params(job: TrainingJob, layout: Layout) -> FloatArray:
 
 def _optimizer_seconds(
     job: TrainingJob,
-    cluster: Cluster,
+    cluster: Cluster | ClusterRows,
     layout: Layout,
     stage_params: FloatArray,
     shard: FloatArray,

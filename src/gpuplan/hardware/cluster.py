@@ -115,10 +115,12 @@ class Cluster:
         allow_unlisted_network: bool = False,
     ) -> Cluster:
         """``instances`` instances of an offer's topology. Without a cluster network a job spans
-        one instance, unless ``allow_unlisted_network``: then the instances talk over their
-        public Ethernet (:meth:`InstanceTopology.unlisted_network_bandwidth`)."""
-        assumed = not topology.has_cluster_network
-        if assumed and instances > 1 and not allow_unlisted_network:
+        one instance (or one NVLink domain that spans instances, a GB200 NVL72 rack), unless
+        ``allow_unlisted_network``: then the instances talk over their public Ethernet
+        (:meth:`InstanceTopology.unlisted_network_bandwidth`)."""
+        within_domain = instances * topology.gpus <= max(topology.nvlink_domain, topology.gpus)
+        assumed = not topology.has_cluster_network and not within_domain
+        if assumed and not allow_unlisted_network:
             raise ClusterError(
                 f"{instances} instances: the offer lists no network between instances "
                 "(--allow-unlisted-network models one on their public Ethernet)"
@@ -135,7 +137,7 @@ class Cluster:
                 topology.unlisted_network_bandwidth() if assumed else topology.network_bandwidth
             ),
             nvlink_domain=topology.nvlink_domain or topology.gpus,
-            network_assumed=assumed and instances > 1,
+            network_assumed=assumed,
         )
 
     @property

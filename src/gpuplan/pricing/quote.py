@@ -181,6 +181,27 @@ class Quote:
     def gpu_hours(self) -> float:
         return self.offer.gpus * self.instances * self.duration_seconds / SECONDS_PER_HOUR
 
+    def summary(self, currency: str, rates: ExchangeRates) -> dict[str, Any]:
+        """The totals in ``currency``: what a plan row shows (:meth:`to_dict` adds the lines)."""
+        source = self.offer.currency
+        total = rates.convert(self.total, source, currency)
+        fees = rates.convert(self.fees, source, currency)
+        gpu_hours = Decimal(repr(self.gpu_hours))
+        return {
+            "currency": currency,
+            "total": total,
+            "fees": fees,
+            "hidden_fee_share": (fees / total) if total else Decimal(0),
+            "per_gpu_hour": (total / gpu_hours) if gpu_hours else None,
+            "per_job": total,
+            "tokens": self.tokens,
+            "per_million_tokens": (total / Decimal(repr(self.tokens)) * 1_000_000)
+            if self.tokens
+            else None,
+            "billing_mix_description": self.mix.describe(),
+            "warnings": list(self.warnings),
+        }
+
     def to_dict(
         self, currency: str | None = None, rates: ExchangeRates | None = None
     ) -> dict[str, Any]:
@@ -188,12 +209,12 @@ class Quote:
         rates = rates or default_rates()
         source = self.offer.currency
         currency = currency or source
+        totals = self.summary(currency, rates)
 
         def convert(amount: Decimal) -> Decimal:
             return rates.convert(amount, source, currency)
 
-        total = convert(self.total)
-        fees = convert(self.fees)
+        total = totals["total"]
         lines = [line.to_dict(rates, currency) for line in self.compute_lines]
         for item, amount, provenance in self.discount_lines:
             lines.append(
@@ -211,7 +232,6 @@ class Quote:
                 fee["amount"] = convert(fee_line.amount)
             fee["currency"] = currency
             lines.append(fee)
-        gpu_hours = Decimal(repr(self.gpu_hours))
         result: dict[str, Any] = {
             "offer": self.offer.id,
             "provider": self.offer.provider,
@@ -223,14 +243,12 @@ class Quote:
             "currency": currency,
             "total": total,
             "compute": convert(self.compute),
-            "fees": fees,
-            "hidden_fee_share": (fees / total) if total else Decimal(0),
-            "per_gpu_hour": (total / gpu_hours) if gpu_hours else None,
+            "fees": totals["fees"],
+            "hidden_fee_share": totals["hidden_fee_share"],
+            "per_gpu_hour": totals["per_gpu_hour"],
             "per_job": total,
             "tokens": self.tokens,
-            "per_million_tokens": (total / Decimal(repr(self.tokens)) * 1_000_000)
-            if self.tokens
-            else None,
+            "per_million_tokens": totals["per_million_tokens"],
             "billing_mix": {
                 "description": self.mix.describe(),
                 "per_instance": convert(self.mix.cost),
@@ -304,12 +322,14 @@ def quote(
     spot: SpotAssumptions | None = None,
     tax_rate: Decimal | None = None,
     rates: ExchangeRates | None = None,
+    itemized: bool = True,
 ) -> Quote:
     """Quote ``instances`` instances of ``offer`` running for ``duration_seconds``.
 
     ``usage`` gives storage, idle time, egress and public IPs (``running_seconds`` and
     ``instances`` are filled in here). ``tokens`` or ``tokens_per_second`` (the whole job's
-    throughput) give the cost per million trained tokens.
+    throughput) give the cost per million trained tokens. ``itemized = False`` leaves out what
+    the total does not need (each plan alone, the spot estimate), for ranking many quotes.
     """
     if not math.isfinite(duration_seconds) or duration_seconds < 0:
         raise QuoteError(
@@ -379,10 +399,10 @@ def quote(
     plans_alone = tuple(
         (plan, cost_of_plan_alone(plan, duration_seconds, offer.gpus)[0] * instances)
         for plan in offer.plans
-        if plan.kind != "spot"
+        if plan.kind != "spot" and itemized
     )
     spot_estimate = None
-    spot_plans = offer.plans_of_kind("spot")
+    spot_plans = offer.plans_of_kind("spot") if itemized else []
     if spot_plans:
         assumptions = spot or SpotAssumptions()
         spot_plan = min(spot_plans, key=lambda plan: plan.per_gpu_hour(offer.gpus))
@@ -428,3 +448,21 @@ def quote(
         tokens=trained_tokens,
         warnings=tuple(warnings),
     )
+
+
+def cost_floor_per_second(offer: Offer) -> Decimal | None:
+    """A lower bound on what one instance of ``offer`` costs per second of any run, in the
+    offer's currency: the lowest ``instance price / price period`` of its non-spot plans (a
+    package of term ``T`` costs ``price x ceil(d / T) >= price x d / T`` over ``d`` seconds; a
+    metered plan's minimum and granularity only add), times ``1 - s`` for the largest
+    automatic discount share ``s``. Fees are never negative. ``None`` when the offer has no
+    plan the billing mix can use (spot only)."""
+    rates = [
+        plan.instance_price(offer.gpus) / plan.price_period_seconds
+        for plan in offer.plans
+        if plan.kind != "spot"
+    ]
+    if not rates:
+        return None
+    shares = [d.share for d in offer.discounts if d.automatic and d.share is not None]
+    return min(rates) * (1 - max(shares, default=Decimal(0)))

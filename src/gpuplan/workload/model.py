@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -458,9 +459,21 @@ class ModelSpec:
             return index % self.moe_layer_frequency == 0
         return (index + 1) % self.moe_layer_frequency == 0
 
-    @property
+    @cached_property
     def num_moe_layers(self) -> int:
-        return sum(self.is_moe_layer(i) for i in range(self.num_layers))
+        """How many layers :meth:`is_moe_layer` selects, counted in closed form (no loop over
+        the layers): multiples of the frequency among the layer indices (DeepSeek) or among
+        ``index + 1`` (Qwen-MoE, Mixtral) from the first routed layer on."""
+        if not self.is_moe:
+            return 0
+        first, last, frequency = self.first_dense_layers, self.num_layers, self.moe_layer_frequency
+        if first >= last:
+            return 0
+        if self.family.startswith("deepseek"):
+            low, high = first, last
+        else:
+            low, high = first + 1, last + 1
+        return (high - 1) // frequency - (low - 1) // frequency
 
     @property
     def num_dense_layers(self) -> int:
@@ -542,6 +555,14 @@ class ModelSpec:
         return self.attention_params_per_layer() + mlp + self.norms_per_layer * self.norm_params()
 
     def parameter_breakdown(self, active_only: bool = False) -> dict[str, int]:
+        """Parameters by part (:meth:`_parameter_breakdown`, computed once per spec)."""
+        return dict(self._breakdowns[active_only])
+
+    @cached_property
+    def _breakdowns(self) -> dict[bool, dict[str, int]]:
+        return {flag: self._parameter_breakdown(flag) for flag in (False, True)}
+
+    def _parameter_breakdown(self, active_only: bool) -> dict[str, int]:
         """Parameters by part: embeddings, attention, mlp (dense FFN), experts (router, routed
         and shared experts), norms, head, vision. ``active_only`` keeps the experts one token uses.
 
