@@ -272,19 +272,19 @@ def test_a_short_job_is_not_spread_over_many_gpus_that_cost_more():
 
 
 def test_estimate_and_search_share_the_layout_rules():
-    """A layout is valid in both or in neither: pp=8 vpp=4 on 80 layers breaks interleaving
-    (80 is no multiple of 32); pp=8 vpp=2 is fine."""
+    """A layout is valid in both or in neither: interleaving needs a layer per virtual stage,
+    so pp=8 vpp=4 runs 80 layers (uneven stages) and pp=32 vpp=4 does not."""
     from gpuplan.search import enumerate_layouts
 
     scenario = parse_scenario(FINE_TUNE_70B)
-    candidates = enumerate_layouts(scenario, 8, [64], offload=False)
+    candidates = enumerate_layouts(scenario, 8, [256], offload=False)
     layout = candidates.layout
     seen = set(zip(layout.pp.tolist(), layout.vpp.tolist(), strict=True))
-    assert (8, 2) in seen and (8, 4) not in seen
-    base = {**FINE_TUNE_70B, "hardware": {"gpu": "h100-sxm-80gb", "count": 64}}
+    assert (8, 4) in seen and (32, 4) not in seen and (32, 2) in seen
+    base = {**FINE_TUNE_70B, "hardware": {"gpu": "h100-sxm-80gb", "count": 256}}
     with pytest.raises(InputError, match=r"strategy\.vpp"):
-        gpuplan.estimate({**base, "strategy": {"tp": 8, "pp": 8, "vpp": 4}})
-    assert gpuplan.estimate({**base, "strategy": {"tp": 8, "pp": 8, "vpp": 2}})["memory"]
+        gpuplan.estimate({**base, "strategy": {"tp": 8, "pp": 32, "vpp": 4}})
+    assert gpuplan.estimate({**base, "strategy": {"tp": 8, "pp": 8, "vpp": 4}})["memory"]
 
 
 @settings(max_examples=200, deadline=None)
@@ -339,3 +339,15 @@ def test_lazy_pricing_selects_what_pricing_everything_would(data, objective, lim
     )
     assert shown(lazy) == shown(every)
     assert [r["count"] for r in pareto_front(lazy)] == [r["count"] for r in pareto_front(every)]
+
+
+def test_cluster_sizes_that_are_not_powers_of_two_are_priced(startup_preset_result):
+    odd = [
+        plan
+        for plan in startup_preset_result["plans"]
+        if plan["count"] & (plan["count"] - 1) and plan["cost"]
+    ]
+    assert odd
+    for plan in odd:
+        assert plan["count"] % plan["machine"]["gpus"] == 0
+        assert plan["cost"]["instances"] * plan["machine"]["gpus"] == plan["count"]

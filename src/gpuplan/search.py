@@ -29,7 +29,7 @@ deadline and ranked by cost, by time, or reduced to the Pareto front of cost aga
 Layout rules (Megatron-Core's, as ``Strategy.resolved`` checks them one at a time): ``dp * tp *
 pp * cp = GPUs``; ``tp`` within a node (or NVLink domain) and dividing the attention heads, with
 the KV heads and ``tp`` dividing one another; ``pp`` at most the layers (uneven stages allowed)
-and ``pp * vpp`` dividing them when interleaved; ``cp`` dividing the sequence; ``ep`` dividing
+and ``pp * vpp`` at most the layers when interleaved; ``cp`` dividing the sequence; ``ep`` dividing
 the experts and ``dp * cp``; ``dp * micro_batch`` dividing the global batch; LoRA and QLoRA
 without a pipeline.
 """

@@ -97,8 +97,8 @@ class Strategy:
             "tp_kv_heads": f"strategy.tp: {self.tp} and the {model.num_kv_heads} KV heads must "
             "divide one another",
             "pp_layers": f"strategy.pp: {self.pp} is more than the model's {model.num_layers} layers",
-            "vpp_stages": "strategy.vpp: interleaving needs pp >= 2 and pp*vpp dividing the "
-            f"layers (pp*vpp = {self.pp * self.vpp}, {model.num_layers} layers)",
+            "vpp_stages": "strategy.vpp: interleaving needs pp >= 2 and at least one layer per "
+            f"virtual stage (pp*vpp = {self.pp * self.vpp}, {model.num_layers} layers)",
             "ep_experts": f"strategy.ep: {self.ep} must divide the {model.num_experts} experts "
             f"and dp*cp = {dp * self.cp}",
             "cp_sequence": f"strategy.cp: {self.cp} does not divide seq_len = {job.seq_len}",
@@ -163,7 +163,9 @@ def parallel_rules(
     """Megatron-Core's rules for a layout of ``job``, each as a mask over the layouts (0-d for
     one): ``tp`` divides the attention heads and ``tp`` and the KV heads divide one another (not
     for MLA); ``pp`` at most the layers (uneven stages allowed); interleaving needs ``pp >= 2``
-    and ``pp * vpp`` dividing the layers; ``ep`` divides the experts and ``dp * cp``; ``cp``
+    and at least one layer per virtual stage, ``pp * vpp <= layers`` (uneven virtual stages run
+    in torchtitan and NeMo AutoModel, DeepSeek-V3's 61 layers on pp 4 x vpp 8, and in
+    Megatron-Core with uneven first and last stages); ``ep`` divides the experts and ``dp * cp``; ``cp``
     divides the sequence; ``dp * micro_batch`` divides the global batch. ``Strategy.resolved``
     and the plan search both check these, so that one layout is valid in both or in neither."""
     model = job.model
@@ -179,9 +181,7 @@ def parallel_rules(
         "tp_heads": np.asarray(model.num_attention_heads % tp == 0),
         "tp_kv_heads": np.asarray(kv),
         "pp_layers": np.asarray(pp <= model.num_layers),
-        "vpp_stages": np.asarray(
-            (vpp == 1) | ((pp >= 2) & (model.num_layers % np.maximum(pp * vpp, 1) == 0))
-        ),
+        "vpp_stages": np.asarray((vpp == 1) | ((pp >= 2) & (pp * vpp <= model.num_layers))),
         "ep_experts": np.asarray(
             (ep == 1) | ((experts % ep == 0) & ((dp * cp) % np.maximum(ep, 1) == 0))
         ),

@@ -12,6 +12,20 @@ def test_preset_prints_a_ranked_table_and_an_explanation(entry_point):
     assert result.returncode == 0, result.stderr
     assert "wins on cost" in result.stdout
     assert "rtx" in result.stdout
+    text = " ".join(result.stdout.split())
+    assert "Job: llama-3.1-8b, qlora, 100M tokens" in text
+    assert "global batch 32 sequences" in text
+    assert "1 GPU, no cluster network" in text
+
+
+def test_the_report_and_the_chinese_table_restate_the_job(cli):
+    code, markdown, _ = cli("plan", "--preset", "student", "--format", "md", "--limit", "2")
+    assert code == 0
+    assert "global batch 32 sequences" in markdown
+    assert "| global batch | 32 |" in markdown
+    code, chinese, _ = cli("--lang", "zh", "plan", "--preset", "student", "--limit", "2")
+    assert code == 0
+    assert "全局批大小 32 条序列" in " ".join(chinese.split())
 
 
 def test_json_output_has_the_contract_keys(entry_point):
