@@ -132,46 +132,45 @@ def _buy_versus_rent(
     return result
 
 
-def job_line(job: Mapping[str, Any], lang: str) -> str:
-    """The job the plans answer, in one line: model, method, tokens, sequence, batch, limits."""
+def job_values(job: Mapping[str, Any], lang: str) -> dict[str, str]:
+    """The job's fields as text in ``lang``: what the job line and the job table show."""
     from gpuplan.units import format_duration, format_tokens
 
     deadline = job.get("deadline_seconds")
+    none = translate("plan.none", lang)
+    return {
+        "model": job["model"],
+        "method": job["method"],
+        "precision": job["precision"],
+        "tokens": format_tokens(job["tokens"]),
+        "seq_len": f"{job['seq_len']:,}",
+        "global_batch": f"{job['global_batch']:,}",
+        "global_batch_tokens": format_tokens(job["global_batch_tokens"]),
+        "batch_rule": translate(f"batch.{job['batch_rule']}", lang),
+        "budget": job.get("budget") or none,
+        "deadline": format_duration(deadline) if deadline else none,
+        "max_gpus": f"{job['max_gpus']:,}",
+        "objective": job["objective"],
+    }
+
+
+def job_line(job: Mapping[str, Any], lang: str) -> str:
+    """The job the plans answer, in one line: model, method, tokens, sequence, batch, limits."""
+    values = job_values(job, lang)
     return translate(
         "plan.job",
         lang,
-        model=job["model"],
-        method=job["method"],
-        tokens=format_tokens(job["tokens"]),
-        seq_len=f"{job['seq_len']:,}",
-        batch=f"{job['global_batch']:,}",
-        batch_tokens=format_tokens(job["global_batch_tokens"]),
-        batch_rule=translate(f"batch.{job['batch_rule']}", lang),
-        budget=job.get("budget") or translate("plan.none", lang),
-        deadline=format_duration(deadline) if deadline else translate("plan.none", lang),
+        **values,
+        batch=values["global_batch"],
+        batch_tokens=values["global_batch_tokens"],
     )
 
 
 def job_section(job: Mapping[str, Any], lang: str) -> Section:
     """The job as the search read it: the batch it chose and the limits it kept."""
-    from gpuplan.units import format_duration, format_tokens
-
-    deadline = job.get("deadline_seconds")
-    values = [
-        ("model", f"{job['model']} ({job['total_params']:,})"),
-        ("method", job["method"]),
-        ("precision", job["precision"]),
-        ("tokens", format_tokens(job["tokens"])),
-        ("seq_len", f"{job['seq_len']:,}"),
-        ("global_batch", f"{job['global_batch']:,}"),
-        ("global_batch_tokens", format_tokens(job["global_batch_tokens"])),
-        ("batch_rule", translate(f"batch.{job['batch_rule']}", lang)),
-        ("budget", job.get("budget") or translate("plan.none", lang)),
-        ("deadline", format_duration(deadline) if deadline else translate("plan.none", lang)),
-        ("max_gpus", f"{job['max_gpus']:,}"),
-        ("objective", job["objective"]),
-    ]
-    rows = [[translate(f"report.scenario.{key}", lang), value] for key, value in values]
+    values = job_values(job, lang)
+    values["model"] = f"{job['model']} ({job['total_params']:,})"
+    rows = [[translate(f"report.scenario.{key}", lang), value] for key, value in values.items()]
     headers = [translate("col.field", lang), translate("col.value", lang)]
     return Section(translate("report.job", lang), [Table(headers, rows)], anchor="job")
 
