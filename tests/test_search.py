@@ -351,3 +351,32 @@ def test_cluster_sizes_that_are_not_powers_of_two_are_priced(startup_preset_resu
     for plan in odd:
         assert plan["count"] % plan["machine"]["gpus"] == 0
         assert plan["cost"]["instances"] * plan["machine"]["gpus"] == plan["count"]
+
+
+def test_a_cluster_product_is_sold_from_its_minimum_size(tmp_path):
+    offers = tmp_path / "cluster.toml"
+    offers.write_text(
+        """
+provider = "Example Cluster Cloud"
+currency = "USD"
+
+[[offers]]
+id = "example-h100-cluster"
+gpu = "h100-sxm-80gb"
+gpus = 8
+min_instances = 4
+max_instances = 8
+topology = { intra_node = "nvlink4", p2p = true, network = "infiniband", network_gbps_per_gpu = 400, source = "test", observed = "2026-12-01" }
+plans = [ { mode = "hourly", price = 1.0, per = "gpu", minimum = "7d", observed = "2026-12-01", source = "test" } ]
+""",
+        encoding="utf-8",
+    )
+    plans = plan_search(
+        FINE_TUNE_70B, offers_file=str(offers), providers=("Example Cluster Cloud",), limit=50
+    )["plans"]
+    assert plans
+    counts = {plan["count"] for plan in plans}
+    assert min(counts) >= 32 and max(counts) <= 64
+    for plan in plans:
+        gpu_hours_billed = plan["count"] * max(plan["duration"]["seconds"], 7 * 86400) / 3600
+        assert float(plan["cost"]["total"]) >= gpu_hours_billed - 1e-6
