@@ -36,6 +36,7 @@ without a pipeline.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import math
 import time
@@ -792,42 +793,42 @@ def select_rows(
     ]
     by_floor = sorted(open_candidates, key=lambda candidate: (candidate.floor, candidate.duration))
     kept: list[dict[str, Any]] = []
+    kept_costs: list[float] = []
+    cost_then_duration: list[tuple[float, float]] = []
     priced: set[int] = set()
 
     def price(position: int, candidate: PlanCandidate) -> None:
         priced.add(position)
         row = build(candidate)
         if _within_limits(row, request):
+            cost = float(row["cost"]["total"]) if row["cost"] else math.inf
             kept.append(row)
-
-    def cost(row: dict[str, Any]) -> float:
-        return float(row["cost"]["total"]) if row["cost"] else math.inf
+            bisect.insort(kept_costs, cost)
+            bisect.insort(cost_then_duration, (cost, row["duration"]["seconds"]))
 
     cheapest_needed = request.limit if request.objective != "time" else 1
     for position, candidate in enumerate(by_floor):
-        costs = sorted(cost(row) for row in kept)
-        if len(costs) >= cheapest_needed and candidate.floor > costs[cheapest_needed - 1]:
+        if len(kept_costs) >= cheapest_needed and candidate.floor > kept_costs[cheapest_needed - 1]:
             break
         price(position, candidate)
     for position, candidate in enumerate(by_floor):
         if position in priced:
             continue
-        fastest = min(
-            (row["duration"]["seconds"] for row in kept if cost(row) <= candidate.floor),
-            default=math.inf,
-        )
+        end = bisect.bisect_right(cost_then_duration, (candidate.floor, math.inf))
+        fastest = min((duration for _, duration in cost_then_duration[:end]), default=math.inf)
         if candidate.duration < fastest:
             price(position, candidate)
     if request.objective == "time":
         order = sorted(range(len(by_floor)), key=lambda position: by_floor[position].duration)
+        durations = sorted(row["duration"]["seconds"] for row in kept)
         for position in order:
             if position in priced:
                 continue
             candidate = by_floor[position]
-            faster = sum(1 for row in kept if row["duration"]["seconds"] < candidate.duration)
-            if faster >= request.limit:
+            if bisect.bisect_left(durations, candidate.duration) >= request.limit:
                 break
             price(position, candidate)
+            durations = sorted(row["duration"]["seconds"] for row in kept)
     kept.sort(key=lambda row: _sort_key(row, request.objective))
     return kept
 
