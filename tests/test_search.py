@@ -301,7 +301,7 @@ def test_estimate_and_search_share_the_layout_rules():
 def test_lazy_pricing_selects_what_pricing_everything_would(data, objective, limit, budget):
     """Candidates priced in the order of their cost floors give the same shown plans and the
     same Pareto front as pricing every candidate."""
-    from gpuplan.search import PlanCandidate, _sort_key, _within_limits, pareto_front, select_rows
+    from gpuplan.search import PlanCandidate, pareto_front, select_rows, sort_key, within_limits
     from gpuplan.units import parse_amount
 
     scenario = parse_scenario(QLORA_8B)
@@ -334,8 +334,8 @@ def test_lazy_pricing_selects_what_pricing_everything_would(data, objective, lim
 
     lazy = select_rows(candidates, request, build)
     every = sorted(
-        (row for row in map(build, candidates) if _within_limits(row, request)),
-        key=lambda row: _sort_key(row, objective),
+        (row for row in map(build, candidates) if within_limits(row, request)),
+        key=lambda row: sort_key(row, objective),
     )
     assert shown(lazy) == shown(every)
     assert [r["count"] for r in pareto_front(lazy)] == [r["count"] for r in pareto_front(every)]

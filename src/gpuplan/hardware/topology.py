@@ -26,7 +26,6 @@ FABRIC_LINKS = (*NVLINK_LINKS, "xgmi", "hccs")
 PCIE_LINKS = ("pcie3", "pcie4", "pcie5", "pcie6")
 INTRA_NODE_LINKS = (*FABRIC_LINKS, *PCIE_LINKS, "none")
 NETWORK_KINDS = ("infiniband", "roce", "efa", "ethernet", "none")
-RDMA_NETWORKS = ("infiniband", "roce", "efa")
 
 PCIE_X16_BANDWIDTH = {3: 15.75e9, 4: 31.5e9, 5: 63.0e9, 6: 121.0e9}
 """One direction of a x16 link, bytes per second (PCI-SIG base specifications): Gen3 8 GT/s and

@@ -1,0 +1,239 @@
+"""Memory, speed, reliability and start-up of every layout of the machines of one GPU."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from gpuplan.estimate.comm import ClusterRows
+from gpuplan.estimate.frameworks import resolve_framework_codes
+from gpuplan.estimate.memory import estimate_memory
+from gpuplan.estimate.startup import startup_seconds
+from gpuplan.estimate.time import COMMUNICATION_PARTS, estimate_step_time
+from gpuplan.hardware.cluster import Cluster
+from gpuplan.hardware.gpu import GPUSpec
+from gpuplan.scenario import Scenario
+from gpuplan.search.layouts import Candidates, concatenate, enumerate_layouts
+from gpuplan.search.machines import Machine, weight_bytes_lower_bound
+from gpuplan.search.request import PlanRequest
+from gpuplan.strategy import OFFLOAD, RECOMPUTE, Strategy
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+# --- evaluation ------------------------------------------------------------------------------
+
+
+@dataclass
+class Evaluated:
+    """Feasible layouts of one machine with their memory, speed, start-up and duration."""
+
+    machine: Machine
+    candidates: Candidates
+    peak_bytes: FloatArray
+    headroom: FloatArray
+    step_seconds: FloatArray
+    tokens_per_second: FloatArray
+    mfu: FloatArray
+    goodput: FloatArray
+    startup_seconds: FloatArray
+    duration_seconds: FloatArray
+    framework: IntArray
+    communication_share: FloatArray
+    bubble_share: FloatArray
+    network_assumed: bool = False
+
+
+@dataclass
+class Shortfall:
+    """The layout that came closest to fitting when nothing did."""
+
+    gpu: str
+    count: int
+    peak_bytes: float
+    usable_bytes: float
+
+
+def weight_shortfall(
+    scenario: Scenario, gpu: GPUSpec, count: int, request: PlanRequest
+) -> Shortfall:
+    """The miss of a machine too small for the job's weights alone."""
+    return Shortfall(
+        gpu.id,
+        count,
+        weight_bytes_lower_bound(scenario) / count,
+        gpu.memory_bytes * (1 - request.headroom),
+    )
+
+
+def evaluate_machines(
+    scenario: Scenario,
+    group: Sequence[tuple[Machine, Sequence[int]]],
+    request: PlanRequest,
+    layouts: dict[tuple[Any, ...], Candidates] | None = None,
+) -> tuple[list[Evaluated], int, Shortfall | None]:
+    """Evaluate every layout of every machine of one GPU type at once, each on its own
+    topology (``comm.ClusterRows``): (feasible plans per machine, layouts evaluated, closest
+    miss). A machine on which nothing fits is tried again with optimizer offload. ``layouts``
+    keeps the enumerations of one search, which depend on the node size and counts only."""
+    known = {} if layouts is None else layouts
+
+    def enumerated(index: int, offload: bool) -> Candidates:
+        key = (clusters[index].scale_up_domain, tuple(group[index][1]), offload)
+        if key not in known:
+            known[key] = enumerate_layouts(scenario, key[0], key[1], offload)
+        return known[key]
+
+    gpu = group[0][0].gpu
+    job = scenario.job
+    clusters = [
+        machine.cluster(
+            max(counts) // machine.topology.gpus,
+            request.allow_unlisted_network or not machine.offers,
+        )
+        for machine, counts in group
+    ]
+    usable = gpu.memory_bytes * (1 - request.headroom)
+    results: list[Evaluated] = []
+    evaluated_count = 0
+    shortfall: Shortfall | None = None
+    pending = list(range(len(group)))
+    for offload in (False, True):
+        parts = [(index, enumerated(index, offload)) for index in pending]
+        parts = [(index, part) for index, part in parts if len(part)]
+        if not parts:
+            continue
+        candidates = concatenate([part for _, part in parts])
+        rows = np.concatenate([np.full(len(part), index) for index, part in parts])
+        evaluated_count += len(candidates)
+        memory = estimate_memory(
+            job,
+            candidates.layout,
+            gpu.memory_bytes,
+            flash_attention=scenario.strategy.flash_attention,
+            safety_margin=request.headroom,
+        )
+        fits = memory.fits
+        missed = ~fits
+        if np.any(missed):
+            closest = int(np.flatnonzero(missed)[np.argmin(memory.peak_bytes[missed])])
+            if shortfall is None or memory.peak_bytes[closest] < shortfall.peak_bytes:
+                shortfall = Shortfall(
+                    gpu.id,
+                    int(candidates.count[closest]),
+                    float(memory.peak_bytes[closest]),
+                    usable,
+                )
+        fitted = set(np.unique(rows[fits]).tolist())
+        pending = [index for index in pending if index not in fitted]
+        if fitted:
+            results += _evaluate_feasible(
+                scenario, group, clusters, candidates.take(fits), rows[fits], memory, fits, request
+            )
+        if not pending:
+            break
+    return results, evaluated_count, shortfall
+
+
+def _evaluate_feasible(
+    scenario: Scenario,
+    group: Sequence[tuple[Machine, Sequence[int]]],
+    clusters: Sequence[Cluster],
+    feasible: Candidates,
+    rows: IntArray,
+    memory: Any,
+    fits: npt.NDArray[np.bool_],
+    request: PlanRequest,
+) -> list[Evaluated]:
+    """Speed, reliability and start-up of the layouts that fit, split back per machine."""
+    job = scenario.job
+    used, local = np.unique(rows, return_inverse=True)
+    fabric = ClusterRows(tuple(clusters[index] for index in used), local.astype(np.int64))
+    step = estimate_step_time(
+        job,
+        fabric,
+        feasible.layout,
+        flash_attention=scenario.strategy.flash_attention,
+        measured=request.measured,
+    )
+    reliability = scenario.reliability.estimate(job, feasible.count)
+    goodput = np.asarray(reliability.goodput, dtype=float) * np.ones_like(step.step_seconds)
+    node_size = np.asarray([group[index][0].topology.gpus for index in used])[local]
+    startup = startup_seconds(job, -(-feasible.count // node_size), node_size, scenario.startup)
+    training = max(job.tokens, 1) / (step.tokens_per_second * goodput)
+    communication = sum(step.breakdown[name] for name in COMMUNICATION_PARTS)
+    framework = resolve_framework_codes(
+        job.framework, feasible.layout.tp, feasible.layout.pp, feasible.layout.zero
+    )
+    peak, headroom = memory.peak_bytes[fits], memory.headroom[fits]
+    results = []
+    for position, index in enumerate(used.tolist()):
+        mask = local == position
+        results.append(
+            Evaluated(
+                machine=group[index][0],
+                candidates=feasible.take(mask),
+                peak_bytes=peak[mask],
+                headroom=headroom[mask],
+                step_seconds=step.step_seconds[mask],
+                tokens_per_second=step.tokens_per_second[mask],
+                mfu=step.mfu[mask],
+                goodput=goodput[mask],
+                startup_seconds=startup[mask],
+                duration_seconds=(startup + training)[mask],
+                framework=framework[mask],
+                communication_share=np.asarray(communication / step.step_seconds, dtype=float)[
+                    mask
+                ],
+                bubble_share=np.asarray(step.breakdown["bubble"] / step.step_seconds, dtype=float)[
+                    mask
+                ],
+                network_assumed=clusters[index].network_assumed,
+            )
+        )
+    return results
+
+
+def evaluate_machine(
+    scenario: Scenario, machine: Machine, counts: Sequence[int], request: PlanRequest
+) -> tuple[Evaluated | None, int, Shortfall | None]:
+    """:func:`evaluate_machines` for one machine."""
+    if not counts:
+        return None, 0, None
+    results, evaluated, shortfall = evaluate_machines(scenario, [(machine, counts)], request)
+    return (results[0] if results else None), evaluated, shortfall
+
+
+def best_per_cluster_size(evaluated: Evaluated) -> list[int]:
+    """Index of the fastest layout for each GPU count (ties: less memory, then fewer GPUs idle)."""
+    order = np.lexsort(
+        (-evaluated.headroom, evaluated.duration_seconds, evaluated.candidates.count)
+    )
+    counts = evaluated.candidates.count[order]
+    first = np.ones_like(counts, dtype=bool)
+    first[1:] = counts[1:] != counts[:-1]
+    return [int(index) for index in order[first]]
+
+
+def strategy_at(evaluated: Evaluated, index: int, scenario: Scenario) -> Strategy:
+    """The layout at ``index`` as a :class:`Strategy`."""
+    layout = evaluated.candidates.layout
+    return Strategy(
+        dp=int(layout.dp[index]),
+        tp=int(layout.tp[index]),
+        pp=int(layout.pp[index]),
+        vpp=int(layout.vpp[index]),
+        cp=int(layout.cp[index]),
+        ep=int(layout.ep[index]),
+        zero=int(layout.zero[index]),
+        micro_batch=int(layout.micro_batch[index]),
+        recompute=RECOMPUTE[int(layout.recompute[index])],
+        offload=OFFLOAD[int(layout.offload[index])],
+        flash_attention=scenario.strategy.flash_attention,
+        sequence_parallel=bool(layout.sequence_parallel[index])
+        or scenario.strategy.sequence_parallel,
+    )

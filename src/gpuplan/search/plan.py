@@ -1,0 +1,298 @@
+"""The search itself: offers to machines, machines to rows, rows to the answer."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from gpuplan.hardware.gpu import GPUSpec, MissingPeakError, MissingSpecError
+from gpuplan.hardware.topology import InstanceTopology
+from gpuplan.notices import Notice
+from gpuplan.scenario import Scenario
+from gpuplan.search.evaluate import (
+    Shortfall,
+    best_per_cluster_size,
+    evaluate_machines,
+    weight_shortfall,
+)
+from gpuplan.search.layouts import Candidates
+from gpuplan.search.machines import Machine, group_machines, machine_gpu_counts
+from gpuplan.search.ranking import PlanCandidate, cost_floor, pareto_front, select_rows
+from gpuplan.search.request import PlanRequest
+from gpuplan.search.rows import offer_notices, offer_sells, plan_row
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+
+def _filtered_offers(book: Any, request: PlanRequest) -> list[Any]:
+    """The catalog's offers under the request's provider and billing filters."""
+    providers = {name.lower() for name in request.providers}
+    offers = []
+    for offer in book.offers:
+        if providers and offer.provider.lower() not in providers:
+            continue
+        if request.billing:
+            plans = tuple(
+                plan
+                for plan in offer.plans
+                if plan.mode in request.billing or plan.kind in request.billing
+            )
+            if not plans:
+                continue
+            offer = replace(offer, plans=plans)
+        offers.append(offer)
+    return offers
+
+
+# --- the search ------------------------------------------------------------------------------
+
+
+def _machines(
+    request: PlanRequest, book: Any, gpus: list[GPUSpec]
+) -> tuple[list[Machine], list[str]]:
+    """Machines to evaluate, and the GPUs no offer sells. A scenario with fixed hardware that no
+    offer sells is modelled as given, unpriced."""
+    by_id = {gpu.id: gpu for gpu in gpus}
+    machines = group_machines(
+        _filtered_offers(book, request), by_id, request.allow_unlisted_network
+    )
+    offered = {machine.gpu.id for machine in machines}
+    unoffered = [gpu.id for gpu in gpus if gpu.id not in offered]
+    cluster = request.scenario.cluster
+    if cluster is not None:
+        machines = [
+            machine
+            for machine in machines
+            if machine_gpu_counts(machine, request.scenario, request)
+        ]
+        if not machines and not (request.providers or request.billing):
+            topology = InstanceTopology(
+                gpus=cluster.gpus_per_node,
+                intra_node=cluster.intra_node_link,
+                peer_to_peer=bool(cluster.peer_to_peer),
+                network=cluster.network,
+                network_bandwidth=cluster.inter_node_bandwidth,
+                nvlink_domain=cluster.nvlink_domain,
+                source="scenario hardware",
+            )
+            machines = [Machine(cluster.gpu, topology, (), listed=False)]
+    return machines, unoffered
+
+
+def job_summary(request: PlanRequest) -> dict[str, Any]:
+    """The job the plans answer, restated above every answer."""
+    scenario = request.scenario
+    job = scenario.job
+    return {
+        "model": job.model.name,
+        "total_params": job.model.total_params,
+        "method": job.method,
+        "precision": job.precision,
+        "tokens": job.tokens,
+        "seq_len": job.seq_len,
+        "global_batch": job.global_batch,
+        "global_batch_tokens": job.global_batch_tokens,
+        "batch_rule": scenario.batch_rule,
+        "budget": str(request.budget) if request.budget is not None else None,
+        "deadline_seconds": request.deadline_seconds,
+        "max_gpus": request.max_gpus,
+        "objective": request.objective,
+        "allow_unlisted_network": request.allow_unlisted_network,
+    }
+
+
+def plan(request: PlanRequest) -> dict[str, Any]:
+    """Search, price, filter and rank (module docstring). Returns the JSON-able result:
+    ``{"job": {...}, "plans": [...], "pareto": [...], "evaluated": N, "seconds": t,
+    "explanation": str, ...}``."""
+    started = time.perf_counter()
+    from gpuplan.catalog import all_gpus, resolve_gpu_id
+    from gpuplan.pricing.currency import default_rates
+    from gpuplan.pricing.offers import OfferBook
+
+    scenario = request.scenario
+    allowed = {resolve_gpu_id(name) for name in request.gpus}
+    excluded = {resolve_gpu_id(name) for name in request.exclude_gpus}
+    if scenario.cluster is not None:
+        allowed = {scenario.cluster.gpu.id}
+    gpus = [
+        gpu for gpu in all_gpus() if (not allowed or gpu.id in allowed) and gpu.id not in excluded
+    ]
+    rates = default_rates()
+    currency = request.currency or (request.budget.currency if request.budget else "USD")
+    rates.rate(currency)
+    request = replace(request, currency=currency, today=request.today or dt.date.today())
+    assert request.today is not None
+    book = OfferBook.build(request.offers_file, discount_factors=request.discount_factors or None)
+    machines, unoffered = _machines(request, book, gpus)
+
+    evaluated_total = 0
+    candidates: list[PlanCandidate] = []
+    shortfalls: list[Shortfall] = []
+    skipped: dict[str, str] = {}
+    notices_by_offer: dict[str, list[Notice]] = {}
+    by_gpu: dict[str, list[tuple[Machine, list[int]]]] = {}
+    for machine in machines:
+        counts = machine_gpu_counts(machine, scenario, request)
+        if counts:
+            by_gpu.setdefault(machine.gpu.id, []).append((machine, counts))
+            continue
+        sold = machine_gpu_counts(machine, scenario, request, lower_bound=False)
+        if sold:
+            shortfalls.append(weight_shortfall(scenario, machine.gpu, max(sold), request))
+    layouts: dict[tuple[Any, ...], Candidates] = {}
+    for gpu_id, group in by_gpu.items():
+        try:
+            results, count, shortfall = evaluate_machines(scenario, group, request, layouts)
+        except (MissingSpecError, MissingPeakError) as missing:
+            skipped[gpu_id] = str(missing)
+            continue
+        evaluated_total += count
+        if shortfall is not None and not results:
+            shortfalls.append(shortfall)
+        for evaluated in results:
+            machine = evaluated.machine
+            for index in best_per_cluster_size(evaluated):
+                gpu_count = int(evaluated.candidates.count[index])
+                sellers = [offer for offer in machine.offers if offer_sells(offer, gpu_count)]
+                for offer in sellers or ([None] if not machine.offers else []):
+                    candidates.append(
+                        PlanCandidate(
+                            evaluated,
+                            index,
+                            offer,
+                            float(evaluated.duration_seconds[index]),
+                            cost_floor(offer, gpu_count, evaluated, index, request, rates),
+                        )
+                    )
+
+    def build(candidate: PlanCandidate) -> dict[str, Any]:
+        offer = candidate.offer
+        if offer is not None and offer.id not in notices_by_offer:
+            assert request.today is not None
+            notices_by_offer[offer.id] = offer_notices(offer, request.today)
+        return plan_row(
+            candidate.evaluated,
+            candidate.index,
+            offer,
+            scenario,
+            request,
+            rates,
+            notices_by_offer.get(offer.id, []) if offer is not None else [],
+        )
+
+    rows = select_rows(candidates, request, build)
+    pareto = pareto_front(rows)
+    if request.objective == "pareto":
+        rows = pareto
+    shown = rows[: request.limit]
+    feasible_rows = rows
+    if not shown and candidates:
+        fastest = min(candidates, key=lambda candidate: candidate.duration)
+        cheapest = min(candidates, key=lambda candidate: candidate.floor)
+        feasible_rows = [build(fastest), build(cheapest)]
+    result: dict[str, Any] = {
+        "job": job_summary(request),
+        "plans": shown,
+        "pareto": [
+            {
+                "gpu": row["gpu"],
+                "count": row["count"],
+                "offer": row["cost"]["offer"] if row["cost"] else None,
+                "days": row["duration"]["days"],
+                "cost": row["cost"]["total"] if row["cost"] else None,
+            }
+            for row in pareto
+        ],
+        "evaluated": evaluated_total,
+        "machines": len(machines),
+        "seconds": time.perf_counter() - started,
+        "currency": currency,
+        "objective": request.objective,
+        "skipped_gpus": list(skipped.values()),
+        "unoffered_gpus": unoffered,
+    }
+    result["explanation"] = explain(shown, request, shortfalls, scenario, feasible_rows)
+    return result
+
+
+def explain(
+    plans: list[dict[str, Any]],
+    request: PlanRequest,
+    shortfalls: list[Shortfall],
+    scenario: Scenario,
+    feasible: Sequence[dict[str, Any]] = (),
+) -> str:
+    """Why the top plan wins and what the runner-up trades; or, with no plan, why nothing fits."""
+    from gpuplan.units import format_bytes, format_duration
+
+    if not plans:
+        reasons = []
+        if shortfalls:
+            closest = min(shortfalls, key=lambda miss: miss.peak_bytes - miss.usable_bytes)
+            reasons.append(
+                f"nothing fits: the closest is {closest.count} x {closest.gpu} at "
+                f"{format_bytes(closest.peak_bytes)} per GPU against {format_bytes(closest.usable_bytes)} usable "
+                f"(short by {format_bytes(closest.peak_bytes - closest.usable_bytes)})"
+            )
+            hints = []
+            if scenario.job.method == "full":
+                hints.append("fine-tune with method: qlora or lora")
+            hints.append(f"allow more GPUs (--max-gpus above {request.max_gpus})")
+            if "recompute" in scenario.strategy_given:
+                hints.append("let the search choose recompute: full")
+            if "offload" in scenario.strategy_given:
+                hints.append("let the search offload the optimizer")
+            if not request.allow_unlisted_network:
+                hints.append("--allow-unlisted-network to join single-GPU offers")
+            hints.append("shorten seq_len or lower the headroom")
+            reasons.append("what would make it fit: " + "; ".join(hints))
+        else:
+            reasons.append("no plan meets the limits")
+            if feasible:
+                fastest = min(feasible, key=lambda row: row["duration"]["seconds"])
+                reasons.append(
+                    f"the fastest feasible plan, {fastest['count']} x {fastest['gpu']}, takes "
+                    f"{fastest['duration']['days']:.1f} days"
+                )
+                priced = [row for row in feasible if row["cost"]]
+                if priced:
+                    cheapest = min(priced, key=lambda row: float(row["cost"]["total"]))
+                    reasons.append(
+                        f"the cheapest, {cheapest['count']} x {cheapest['gpu']}, costs "
+                        f"{float(cheapest['cost']['total']):,.0f} {cheapest['cost']['currency']}"
+                    )
+        if request.budget is not None:
+            reasons.append(f"budget {request.budget}")
+        if request.deadline_seconds is not None:
+            reasons.append(f"deadline {format_duration(request.deadline_seconds)}")
+        return "; ".join(reasons)
+    top = plans[0]
+    text = (
+        f"{top['count']} x {top['gpu']} ({top['machine']['summary']}) wins on "
+        f"{request.objective}: {top['duration']['days']:.1f} days at "
+        f"{top['throughput']['mfu']:.0%} MFU"
+    )
+    if top["cost"]:
+        text += f" for {top['cost']['total']:,.0f} {top['cost']['currency']} at {top['cost']['provider']} ({top['cost']['billing_mix']})"
+    if len(plans) > 1:
+        second = plans[1]
+        faster = second["duration"]["seconds"] < top["duration"]["seconds"]
+        text += (
+            f"; the runner-up, {second['count']} x {second['gpu']}, is "
+            f"{'faster' if faster else 'slower'} ({second['duration']['days']:.1f} days)"
+        )
+        if top["cost"] and second["cost"]:
+            difference = float(second["cost"]["total"]) - float(top["cost"]["total"])
+            if abs(difference) < 0.5:
+                text += " for the same cost"
+            else:
+                text += f" and costs {abs(difference):,.0f} {top['cost']['currency']} {'more' if difference > 0 else 'less'}"
+    return text

@@ -1,0 +1,65 @@
+"""What a plan search is asked: the scenario, the limits and how to rank."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+import numpy as np
+import numpy.typing as npt
+
+from gpuplan.errors import InputError
+from gpuplan.estimate.efficiency import MachineMeasurements
+from gpuplan.estimate.memory import DEFAULT_SAFETY_MARGIN
+from gpuplan.scenario import Scenario
+from gpuplan.units import Money
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+OBJECTIVES = ("cost", "time", "pareto")
+DEFAULT_MAX_GPUS = 1024
+DEFAULT_HEADROOM = DEFAULT_SAFETY_MARGIN
+"""Memory the search keeps free on every GPU: the memory model's own safety margin."""
+
+
+class PlanError(InputError):
+    """A plan request that cannot be searched (the message names the option)."""
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """What to search and how to rank. ``budget`` and ``deadline_seconds`` are hard limits."""
+
+    scenario: Scenario
+    objective: str = "cost"
+    budget: Money | None = None
+    deadline_seconds: float | None = None
+    max_gpus: int = DEFAULT_MAX_GPUS
+    gpus: tuple[str, ...] = ()
+    exclude_gpus: tuple[str, ...] = ()
+    providers: tuple[str, ...] = ()
+    billing: tuple[str, ...] = ()
+    headroom: float = DEFAULT_HEADROOM
+    currency: str = ""
+    limit: int = 20
+    offers_file: str | None = None
+    discount_factors: dict[str, Decimal] = field(default_factory=dict)
+    measured: MachineMeasurements | None = None
+    allow_unlisted_network: bool = False
+    today: dt.date | None = None
+
+    def __post_init__(self) -> None:
+        if self.objective not in OBJECTIVES:
+            raise PlanError(f"objective: {self.objective!r} is not one of {', '.join(OBJECTIVES)}")
+        if self.max_gpus < 1:
+            raise PlanError(f"max_gpus: must be at least 1, got {self.max_gpus}")
+        if not 0 <= self.headroom < 1:
+            raise PlanError(f"headroom: must be in [0, 1), got {self.headroom}")
+        if self.budget is not None and self.budget.amount <= 0:
+            raise PlanError(f"budget: must be positive, got {self.budget}")
+        if self.deadline_seconds is not None and self.deadline_seconds <= 0:
+            raise PlanError(f"deadline: must be positive, got {self.deadline_seconds} s")
+        if self.limit < 1:
+            raise PlanError(f"limit: must be at least 1, got {self.limit}")

@@ -1,0 +1,165 @@
+"""A plan row: one machine at one size on one offer, priced, with its notices."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from gpuplan.errors import InputError
+from gpuplan.estimate.frameworks import FRAMEWORK_CODES
+from gpuplan.notices import Notice
+from gpuplan.scenario import Scenario
+from gpuplan.search.evaluate import Evaluated, strategy_at
+from gpuplan.search.request import PlanRequest
+from gpuplan.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+STALE_PRICE_DAYS = 180
+BUBBLE_NOTICE_SHARE = 0.2
+STARTUP_NOTICE_SHARE = 0.1
+COMMUNICATION_NOTICE_SHARE = 0.5
+
+
+# --- pricing ---------------------------------------------------------------------------------
+
+
+def offer_sells(offer: Any, count: int) -> bool:
+    instances, rest = divmod(count, offer.gpus)
+    if rest or instances < offer.min_instances:
+        return False
+    return offer.max_instances is None or instances <= offer.max_instances
+
+
+def _price(
+    offer: Any, count: int, duration: float, tokens: float, request: PlanRequest, rates: Any
+) -> dict[str, Any] | None:
+    from gpuplan.pricing.quote import quote
+
+    instances = count // offer.gpus
+    try:
+        priced = quote(
+            offer, duration, instances, tokens=tokens or None, rates=rates, itemized=False
+        )
+    except InputError:
+        return None
+    totals = priced.summary(request.currency, rates)
+    return {
+        "total": totals["total"],
+        "currency": totals["currency"],
+        "per_million_tokens": totals["per_million_tokens"],
+        "per_gpu_hour": totals["per_gpu_hour"],
+        "offer": offer.id,
+        "provider": offer.provider,
+        "instances": instances,
+        "billing_mix": totals["billing_mix_description"],
+        "hidden_fee_share": totals["hidden_fee_share"],
+        "warnings": totals["warnings"],
+    }
+
+
+# --- notices ---------------------------------------------------------------------------------
+
+
+def offer_notices(offer: Any, today: dt.date) -> list[Notice]:
+    """Notices about an offer's data: unlisted topology, stale prices, an article's claims."""
+    notices = []
+    if offer.topology is None:
+        notices.append(Notice("unlisted_topology", {"offer": offer.id}))
+    ages = [(plan.provenance.age_days(today), plan.provenance.observed) for plan in offer.plans]
+    age, observed = max(ages)
+    if age > STALE_PRICE_DAYS:
+        notices.append(
+            Notice("stale_price", {"offer": offer.id, "observed": observed, "days": age})
+        )
+    if offer.claims != "provider":
+        notices.append(Notice("seed_claims", {"offer": offer.id, "claims": offer.claims}))
+    return notices
+
+
+def plan_notices(evaluated: Evaluated, index: int, count: int) -> list[Notice]:
+    """Notices about a plan's run: an assumed network, the bubble, start-up, communication."""
+    notices = []
+    instances = count // evaluated.machine.topology.gpus
+    if evaluated.network_assumed and instances > 1:
+        notices.append(Notice("no_cluster_network", {"instances": instances}))
+    bubble = float(evaluated.bubble_share[index])
+    if bubble > BUBBLE_NOTICE_SHARE:
+        notices.append(Notice("bubble", {"share": f"{bubble:.0%}"}))
+    startup = float(evaluated.startup_seconds[index])
+    share = startup / float(evaluated.duration_seconds[index])
+    if share > STARTUP_NOTICE_SHARE:
+        notices.append(
+            Notice("startup", {"share": f"{share:.0%}", "minutes": f"{startup / 60:.0f}"})
+        )
+    communication = float(evaluated.communication_share[index])
+    if communication > COMMUNICATION_NOTICE_SHARE:
+        notices.append(Notice("communication", {"share": f"{communication:.0%}"}))
+    return notices
+
+
+def plan_row(
+    evaluated: Evaluated,
+    index: int,
+    offer: Any,
+    scenario: Scenario,
+    request: PlanRequest,
+    rates: Any,
+    offer_notes: list[Notice],
+) -> dict[str, Any]:
+    job = scenario.job
+    machine = evaluated.machine
+    count = int(evaluated.candidates.count[index])
+    strategy = strategy_at(evaluated, index, scenario)
+    duration = float(evaluated.duration_seconds[index])
+    startup = float(evaluated.startup_seconds[index])
+    tokens_per_second = float(evaluated.tokens_per_second[index])
+    cost = None
+    if offer is not None:
+        cost = _price(offer, count, duration, job.tokens, request, rates)
+    notices = plan_notices(evaluated, index, count) + offer_notes
+    topology = machine.topology
+    if offer is not None and offer.topology is not None:
+        topology = offer.topology
+    return {
+        "gpu": machine.gpu.id,
+        "count": count,
+        "nodes": count // topology.gpus,
+        "machine": {
+            **topology.to_dict(),
+            "summary": topology.summary(),
+            "listed": offer is None or offer.topology is not None,
+            "network_assumed": bool(evaluated.network_assumed and count > topology.gpus),
+        },
+        "strategy": {
+            **strategy.to_dict(),
+            "framework": FRAMEWORK_CODES[int(evaluated.framework[index])],
+        },
+        "memory": {
+            "peak_bytes": float(evaluated.peak_bytes[index]),
+            "capacity_bytes": float(machine.gpu.memory_bytes),
+            "headroom": float(evaluated.headroom[index]),
+        },
+        "throughput": {
+            "step_seconds": float(evaluated.step_seconds[index]),
+            "tokens_per_second": tokens_per_second,
+            "tokens_per_second_per_gpu": tokens_per_second / count,
+            "mfu": float(evaluated.mfu[index]),
+            "communication_share": float(evaluated.communication_share[index]),
+            "bubble_share": float(evaluated.bubble_share[index]),
+        },
+        "duration": {
+            "seconds": duration,
+            "days": duration / SECONDS_PER_DAY,
+            "startup_seconds": startup,
+            "training_seconds": duration - startup,
+            "goodput": float(evaluated.goodput[index]),
+        },
+        "gpu_hours": count * duration / SECONDS_PER_HOUR,
+        "cost": cost,
+        "warnings": [notice.to_dict() for notice in notices],
+    }
