@@ -233,3 +233,32 @@ def test_json_view_uses_stable_keys() -> None:
     assert data["memory_bytes"] == 85_899_345_920
     assert data["peak_flops"]["bf16"] == 989e12
     assert data["source"] and data["observed"]
+
+
+def test_measured_matmul_ceilings_are_below_the_dense_peak_and_sourced():
+    measured = [gpu for gpu in all_gpus() if gpu.achievable_matmul]
+    assert {"h100-sxm-80gb", "b200-sxm-180gb", "gb200-186gb", "b300-sxm-288gb"} <= {
+        gpu.id for gpu in measured
+    }
+    for gpu in measured:
+        source, observed = gpu.source_of("achievable_matmul")
+        assert "mamf" in source.lower() and observed
+        for dtype, flops in gpu.achievable_matmul.items():
+            assert 0.4 < flops / gpu.peak(dtype) < 0.95, (gpu.id, dtype)
+
+
+def test_the_unmeasured_rule_is_the_median_of_the_measured_nvidia_shares():
+    import statistics
+
+    from gpuplan.hardware.gpu import UNMEASURED_MATMUL_SHARE
+
+    for dtype, share in UNMEASURED_MATMUL_SHARE.items():
+        shares = {
+            round(gpu.achievable_matmul[dtype] / gpu.peak(dtype), 4)
+            for gpu in all_gpus()
+            if gpu.vendor == "NVIDIA" and dtype in gpu.achievable_matmul
+        }
+        assert statistics.median(sorted(shares)) == pytest.approx(share, abs=5e-4)
+    assert load_gpu("l40s-48gb").matmul_ceiling_share("bf16") == UNMEASURED_MATMUL_SHARE["bf16"]
+    assert load_gpu("gb300-288gb").matmul_ceiling_share("fp8") == UNMEASURED_MATMUL_SHARE["fp8"]
+    assert load_gpu("b200-sxm-180gb").matmul_ceiling_share("fp8") == pytest.approx(3432.5 / 4500)

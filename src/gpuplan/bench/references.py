@@ -9,10 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-MAMF_SOURCE = (
-    "ml-engineering compute/accelerator/README.md, Maximum Achievable Matmul FLOPS table "
-    "(mamf-finder, mean of 100 iterations after 50 warm-up)"
-)
 GPU_FRYER_SOURCE = "huggingface/gpu-fryer README, fixed 8192^3 shape (a floor, not a maximum)"
 DCGM_SOURCE = "NVIDIA/DCGM nvvs/diag-skus.yaml.in memory_bandwidth floor / 0.75"
 PCIE_SOURCE = "ml-engineering network/README.md: 8xH200 Gen5 x16 H2D 55.4 of 63 GB/s (88 %)"
@@ -32,28 +28,13 @@ class Reference:
     source: str
 
 
-MATMUL: dict[tuple[str, str], Reference] = {
-    ("a100-sxm-80gb", "bf16"): Reference(271.2e12, MAMF_SOURCE),
-    ("a100-sxm-40gb", "bf16"): Reference(271.2e12, MAMF_SOURCE + " (A100 SXM row)"),
-    ("a100-pcie-80gb", "bf16"): Reference(252.9e12, MAMF_SOURCE),
-    ("h100-sxm-80gb", "bf16"): Reference(794.5e12, MAMF_SOURCE),
-    ("h200-sxm-141gb", "bf16"): Reference(
-        794.5e12, MAMF_SOURCE + " (H100 row: 'H200 is the same')"
-    ),
-    ("b200-sxm-180gb", "bf16"): Reference(1745.0e12, MAMF_SOURCE),
-    ("b300-sxm-288gb", "bf16"): Reference(1769.0e12, MAMF_SOURCE),
-    ("gb200-186gb", "bf16"): Reference(1822.0e12, MAMF_SOURCE),
-    ("mi300x-192gb", "bf16"): Reference(668.4e12, MAMF_SOURCE + " (TunableOp)"),
-    ("h100-sxm-80gb", "fp8"): Reference(1402.6e12, MAMF_SOURCE),
-    ("h200-sxm-141gb", "fp8"): Reference(1453.4e12, MAMF_SOURCE),
-    ("b200-sxm-180gb", "fp8"): Reference(3432.5e12, MAMF_SOURCE),
-    ("b300-sxm-288gb", "fp8"): Reference(3353.3e12, MAMF_SOURCE),
-    ("gb200-186gb", "fp8"): Reference(3615.6e12, MAMF_SOURCE),
-    ("a100-sxm-80gb", "tf32"): Reference(130e12, GPU_FRYER_SOURCE),
-    ("h100-sxm-80gb", "tf32"): Reference(373e12, GPU_FRYER_SOURCE),
-    ("gb200-186gb", "tf32"): Reference(790e12, GPU_FRYER_SOURCE),
+TENSOR_FLOAT_32: dict[str, Reference] = {
+    "a100-sxm-80gb": Reference(130e12, GPU_FRYER_SOURCE),
+    "h100-sxm-80gb": Reference(373e12, GPU_FRYER_SOURCE),
+    "gb200-186gb": Reference(790e12, GPU_FRYER_SOURCE),
 }
-"""Maximum achievable matmul FLOP/s by (catalog GPU id, dtype)."""
+"""tf32 matmul FLOP/s at gpu-fryer's fixed shape, by catalog GPU id. bf16 and fp8 references are
+the catalog's measured MAMF (``achievable_matmul`` in gpus.toml)."""
 
 HBM: dict[str, Reference] = {
     "a100-sxm-80gb": Reference(1.564e12, DCGM_SOURCE + " (A100-SXM4-80GB: 1,173,000 MB/s)"),
@@ -92,7 +73,22 @@ def pcie_link_bytes_per_second(generation: int, width: int) -> float | None:
 
 
 def matmul_reference(gpu_id: str | None, dtype: str) -> Reference | None:
-    return MATMUL.get((gpu_id, dtype)) if gpu_id else None
+    """The measured maximum achievable matmul FLOP/s of ``gpu_id`` in ``dtype``: the catalog's
+    MAMF figure (bf16, fp8) with its source, or gpu-fryer's tf32 floor; None if unpublished."""
+    if not gpu_id:
+        return None
+    if dtype == "tf32":
+        return TENSOR_FLOAT_32.get(gpu_id)
+    from gpuplan.catalog import CatalogError, load_gpu
+
+    try:
+        gpu = load_gpu(gpu_id)
+    except CatalogError:
+        return None
+    if dtype not in gpu.achievable_matmul:
+        return None
+    source, _ = gpu.source_of("achievable_matmul")
+    return Reference(float(gpu.achievable_matmul[dtype]), source)
 
 
 def hbm_reference(gpu_id: str | None) -> Reference | None:

@@ -94,6 +94,9 @@ def load_gpu(name: str) -> GPUSpec:
     entry = dict(gpu_entries()[gpu_id])
     entry["aliases"] = tuple(entry.get("aliases", ()))
     entry["peak_flops"] = {k: float(v) for k, v in entry["peak_flops"].items()}
+    entry["achievable_matmul"] = {
+        k: float(v) for k, v in entry.get("achievable_matmul", {}).items()
+    }
     return GPUSpec(id=gpu_id, **entry)
 
 

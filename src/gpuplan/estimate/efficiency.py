@@ -2,10 +2,10 @@
 
 Two kinds of numbers live here:
 
-- **Measured ceilings** (:data:`MAXIMUM_ACHIEVABLE_MATMUL`): the best matmul throughput a GPU
-  reaches as a share of its dense peak, from ml-engineering's Maximum Achievable Matmul FLOPS
-  (MAMF) tables (shared/references/verification-and-style.md 1.1.1 and 1.8). A GPU without a
-  published MAMF figure takes :data:`DEFAULT_MAXIMUM_MATMUL`.
+- **Measured ceilings** live in the GPU catalog (``achievable_matmul`` in gpus.toml, read by
+  :meth:`GPUSpec.matmul_ceiling_share`): the best matmul throughput a GPU reaches, from
+  ml-engineering's Maximum Achievable Matmul FLOPS (MAMF) tables; a GPU without a published
+  figure takes one stated rule.
 - **Fitted constants** (:class:`Efficiency`): how close real training gets to those ceilings,
   fitted on the ``fit`` rows of the throughput validation table by ``benchmarks/fit_speed.py``,
   which writes ``catalog/data/efficiency.toml`` with the fit's date, row count and error. The
@@ -23,25 +23,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-MAXIMUM_ACHIEVABLE_MATMUL: dict[str, dict[str, float]] = {
-    "a100-sxm-80gb": {"bf16": 0.869},
-    "a100-sxm-40gb": {"bf16": 0.869},
-    "a100-pcie-80gb": {"bf16": 0.869},
-    "a800-sxm-80gb": {"bf16": 0.869},
-    "h100-sxm-80gb": {"bf16": 0.803, "fp8": 0.709},
-    "h800-sxm-80gb": {"bf16": 0.803, "fp8": 0.709},
-    "h200-sxm-141gb": {"bf16": 0.803, "fp8": 0.734},
-    "b200-sxm-180gb": {"bf16": 0.776},
-    "mi300x-192gb": {"bf16": 0.514},
-}
-"""MAMF as a share of the dense peak (ml-engineering ``compute/accelerator/README.md``, HEAD
-2026-08-22): A100 bf16 271.2 of 312 (86.9 %), H100 bf16 794.5 of 989 (80.3 %) and fp8 1402.6 of
-1979 (70.9 %), H200 fp8 1453.4 of 1979 (73.4 %), B200 bf16 1745 of 2250 (77.6 %), MI300X bf16
-672 of 1307 (51.4 %). The A800 and H800 share their dies with the A100 and H100; the H200's
-bf16 compute is the H100's."""
-
-DEFAULT_MAXIMUM_MATMUL = 0.80
-"""Ceiling for GPUs without a published MAMF figure: the middle of the NVIDIA figures above."""
+from gpuplan.hardware.gpu import GPUSpec
 
 
 @dataclass(frozen=True)
@@ -98,18 +80,12 @@ class MachineMeasurements:
         return self.gpu_id == gpu_id
 
 
-def matmul_ceiling(gpu_id: str, dtype: str, measured: MachineMeasurements | None = None) -> float:
-    """MAMF share of the dense peak for ``gpu_id`` and ``dtype`` (bf16 for fp16 and tf32); a
-    machine's own measurement wins."""
-    if measured is not None and measured.applies_to(gpu_id) and dtype in measured.matmul_ceiling:
+def matmul_ceiling(gpu: GPUSpec, dtype: str, measured: MachineMeasurements | None = None) -> float:
+    """MAMF share of the dense peak for ``gpu`` and ``dtype`` (``GPUSpec.matmul_ceiling_share``);
+    a machine's own measurement wins."""
+    if measured is not None and measured.applies_to(gpu.id) and dtype in measured.matmul_ceiling:
         return measured.matmul_ceiling[dtype]
-    table = MAXIMUM_ACHIEVABLE_MATMUL.get(gpu_id, {})
-    key = dtype if dtype in ("bf16", "fp8") else "bf16"
-    if key in table:
-        return table[key]
-    if key == "fp8" and "bf16" in table:
-        return table["bf16"] * 0.709 / 0.803
-    return DEFAULT_MAXIMUM_MATMUL
+    return gpu.matmul_ceiling_share(dtype)
 
 
 @cache

@@ -205,7 +205,7 @@ def estimate_step_time(
     )
     dtype = matmul_dtype(job, cluster)
     peak = gpu.peak(dtype)
-    ceiling = matmul_ceiling(gpu.id, dtype, measured)
+    ceiling = matmul_ceiling(gpu, dtype, measured)
     layer_efficiency = ceiling * layer_matmul_efficiency(model, layout, tokens, constants)
     head_efficiency = (
         ceiling

@@ -18,6 +18,13 @@ from gpuplan.errors import InputError
 DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
 """Datatypes with a dense peak in the catalog; fp8 only where the tensor cores support it."""
 
+UNMEASURED_MATMUL_SHARE = {"bf16": 0.7948, "fp8": 0.7344}
+"""Share of the dense peak a GPU without a published MAMF figure is taken to reach: the median
+of the measured NVIDIA shares in the catalog (``achievable_matmul``), bf16: A100 SXM 0.869, A100
+PCIe 0.811, H100 0.803, B300 0.786, B200 0.776, GB200 0.729; fp8: B200 0.763, B300 0.745, H200
+0.734, GB200 0.723, H100 0.709. One rule for every unmeasured GPU; fp16 and tf32 take the bf16
+share (``tests/catalog/test_gpus.py`` recomputes the medians)."""
+
 
 class MissingPeakError(InputError, KeyError):
     """A datatype the GPU has no dense peak for (V100 has no bf16 tensor cores)."""
@@ -56,6 +63,8 @@ class GPUSpec:
     accumulate: str = "fp32"
     intra_node_bandwidth_vendor_bidirectional: float | None = None
     nvlink_domain_size: int = 1
+    achievable_matmul: Mapping[str, float] = field(default_factory=dict)
+    """Measured Maximum Achievable Matmul FLOP/s by dtype (mamf-finder), where published."""
     peer_to_peer: bool = True
     """Whether two of these GPUs in one server exchange data directly over PCIe or their fabric.
     GeForce cards do not: NVIDIA's driver disables PCIe peer-to-peer on them, and NCCL stages
@@ -83,6 +92,14 @@ class GPUSpec:
         raise MissingPeakError(
             f"{self.id} has no dense {dtype} peak in the catalog; known: {known}"
         )
+
+    def matmul_ceiling_share(self, dtype: str) -> float:
+        """Share of the dense ``dtype`` peak the best matmuls reach: the measured MAMF where the
+        catalog has one (fp16 and tf32 take bf16's), else :data:`UNMEASURED_MATMUL_SHARE`."""
+        key = "fp8" if dtype == "fp8" and self.has_fp8 else "bf16"
+        if key in self.achievable_matmul:
+            return float(self.achievable_matmul[key]) / self.peak(key)
+        return UNMEASURED_MATMUL_SHARE[key]
 
     def hbm_bandwidth(self) -> float:
         """Memory bandwidth in bytes per second; MissingSpecError where the catalog has none."""
@@ -133,6 +150,7 @@ class GPUSpec:
             "memory_type": self.memory_type,
             "memory_bandwidth_bytes_per_second": self.memory_bandwidth,
             "peak_flops": dict(self.peak_flops),
+            "achievable_matmul": dict(self.achievable_matmul),
             "accumulate": self.accumulate,
             "intra_node_link": self.intra_node_link,
             "intra_node_bandwidth_bytes_per_second": self.intra_node_bandwidth,
