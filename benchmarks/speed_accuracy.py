@@ -3,6 +3,11 @@ the same table for a one-constant-MFU baseline fitted on the same `fit` rows, an
 layouts within each workload.
 
     python benchmarks/speed_accuracy.py [--use test|fit|sanity] [--rows]
+    python benchmarks/speed_accuracy.py --leave-one-source-out   # refits once per source (minutes)
+
+Leave-one-source-out: for each source, the constants (and the baseline's one MFU) are fitted on
+the `fit` rows of every other source, and every row of the left-out source, `fit` and `test`,
+is predicted with them: how the model does on a stack and a hardware set it was not fitted on.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from collections import defaultdict
 
 from gpuplan.accuracy import (
     constant_mfu_prediction,
+    fit_efficiency,
     fitted_constant_mfu,
     predict_tokens_per_second_per_gpu,
     prepare_throughput_rows,
@@ -25,7 +31,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--use", default="test", choices=["test", "fit", "sanity"])
     parser.add_argument("--rows", action="store_true", help="print every row")
+    parser.add_argument("--leave-one-source-out", action="store_true")
     arguments = parser.parse_args()
+    if arguments.leave_one_source_out:
+        leave_one_source_out()
+        return
     rows, skipped = prepare_throughput_rows(arguments.use)
     baseline_mfu = fitted_constant_mfu()
     model_errors: dict[str, list[float]] = defaultdict(list)
@@ -77,6 +87,41 @@ def main() -> None:
         )
         for workload, regret in sorted(regrets.items(), key=lambda pair: -pair[1])[:10]:
             print(f"  regret {regret:6.1%}  {workload}")
+
+
+def leave_one_source_out() -> None:
+    fit_rows, _ = prepare_throughput_rows("fit")
+    test_rows, _ = prepare_throughput_rows("test")
+    every = fit_rows + test_rows
+    sources = sorted({item.row.source for item in every})
+    print("leave-one-source-out: fitted on the fit rows of the other sources, tokens/s per GPU")
+    print(
+        f"{'left out':32} {'rows':>5} {'MAPE':>7} {'bias':>7} | {'baseline MAPE':>13} {'bias':>7}"
+    )
+    model_all: list[float] = []
+    baseline_all: list[float] = []
+    for source in sources:
+        others = [item for item in fit_rows if item.row.source != source]
+        efficiency = fit_efficiency(others)
+        mfu = fitted_constant_mfu(others)
+        left_out = [item for item in every if item.row.source == source]
+        errors = [
+            relative_error(predict_tokens_per_second_per_gpu(item, efficiency), item.measured)
+            for item in left_out
+        ]
+        baseline = [
+            relative_error(constant_mfu_prediction(item, mfu), item.measured) for item in left_out
+        ]
+        summary, base = summarize(errors), summarize(baseline)
+        model_all += errors
+        baseline_all += baseline
+        print(
+            f"{source:32} {summary.count:5} {summary.mean_absolute:7.1%} {summary.bias:+7.1%} | {base.mean_absolute:13.1%} {base.bias:+7.1%}"
+        )
+    total, base = summarize(model_all), summarize(baseline_all)
+    print(
+        f"{'all':32} {total.count:5} {total.mean_absolute:7.1%} {total.bias:+7.1%} | {base.mean_absolute:13.1%} {base.bias:+7.1%}"
+    )
 
 
 if __name__ == "__main__":

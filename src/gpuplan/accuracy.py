@@ -13,8 +13,10 @@ compared with ``allocated_bytes`` (``torch.cuda.max_memory_allocated``), ``reser
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, replace
 from statistics import median
+from typing import Any
 
 from gpuplan.api import estimate
 from gpuplan.catalog.validation import MemoryRow, ThroughputRow, memory_rows, throughput_rows
@@ -237,9 +239,48 @@ def ranking_regrets(
     return regrets
 
 
-def fitted_constant_mfu() -> float:
+def fitted_constant_mfu(rows: list[PreparedThroughputRow] | None = None) -> float:
     """The baseline's one constant: the geometric mean of measured over predicted-at-100 %-MFU
-    tokens/s across the ``fit`` rows (the rows the speed model is fitted on)."""
-    rows, _ = prepare_throughput_rows("fit")
+    tokens/s across ``rows`` (by default the ``fit`` rows, which the speed model is fitted on)."""
+    if rows is None:
+        rows, _ = prepare_throughput_rows("fit")
     logs = [math.log(item.measured / constant_mfu_prediction(item, 1.0)) for item in rows]
     return math.exp(sum(logs) / len(logs))
+
+
+def fit_efficiency(rows: list[PreparedThroughputRow]) -> Efficiency:
+    """The speed model's constants fitted on ``rows`` within ``efficiency.FIT_BOUNDS``: robust
+    (soft-L1) least squares on ``log(predicted / measured)``, each source weighted equally so
+    that one large source does not drown the others. Needs SciPy."""
+    import numpy as np
+    from scipy.optimize import least_squares
+
+    from gpuplan.estimate.efficiency import FIT_BOUNDS, FITTED_FIELDS
+
+    sources = Counter(item.row.source for item in rows)
+    weights = np.array([1.0 / math.sqrt(sources[item.row.source]) for item in rows])
+    measured = np.array([item.measured for item in rows])
+    free = [name for name in FITTED_FIELDS if FIT_BOUNDS[name][0] < FIT_BOUNDS[name][1]]
+    fixed = {name: FIT_BOUNDS[name][0] for name in FITTED_FIELDS if name not in free}
+    start = Efficiency()
+
+    def efficiency_of(vector: Any) -> Efficiency:
+        return start.with_values(**dict(zip(free, map(float, vector), strict=True)), **fixed)
+
+    def residuals(vector: Any) -> Any:
+        efficiency = efficiency_of(vector)
+        predicted = np.array([predict_tokens_per_second_per_gpu(item, efficiency) for item in rows])
+        return weights * np.log(predicted / measured)
+
+    lower = np.array([FIT_BOUNDS[name][0] for name in free])
+    upper = np.array([FIT_BOUNDS[name][1] for name in free])
+    initial = np.clip([getattr(start, name) for name in free], lower, upper)
+    solution = least_squares(
+        residuals,
+        initial,
+        bounds=(lower, upper),
+        loss="soft_l1",
+        f_scale=0.1,
+        x_scale=np.maximum(np.abs(initial), 1e-6),
+    )
+    return efficiency_of(solution.x)

@@ -59,6 +59,19 @@ class Efficiency:
 
 FITTED_FIELDS = tuple(f.name for f in fields(Efficiency))
 
+FIT_BOUNDS: dict[str, tuple[float, float]] = {
+    "matmul_ceiling_share": (0.3, 1.0),
+    "matmul_half_dimension": (1.0, 2048.0),
+    "attention_efficiency": (0.1, 0.9),
+    "memory_traffic_factor": (0.5, 20.0),
+    "memory_bandwidth_efficiency": (0.8, 0.8),
+    "layer_overhead_seconds": (0.0, 2e-3),
+    "tensor_parallel_exposed": (0.0, 1.0),
+    "data_parallel_overlap": (0.0, 1.0),
+}
+"""Physical ranges of the fitted constants; HBM efficiency is held at 0.8 (STREAM-like copies
+reach 80-90 % of peak)."""
+
 
 @dataclass(frozen=True)
 class MachineMeasurements:
