@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -236,15 +237,15 @@ class ClusterRows:
     def _per_row(self, values: Sequence[Any]) -> FloatArray:
         return np.asarray(values, dtype=float)[self.rows]
 
-    @property
+    @cached_property
     def scale_up_domain(self) -> IntArray:
         return np.asarray([c.scale_up_domain for c in self.clusters], dtype=np.int64)[self.rows]
 
-    @property
+    @cached_property
     def intra_node_bandwidth(self) -> FloatArray:
         return self._per_row([c.intra_node_bandwidth for c in self.clusters])
 
-    @property
+    @cached_property
     def inter_node_bandwidth(self) -> FloatArray:
         return self._per_row([c.inter_node_bandwidth for c in self.clusters])
 
@@ -254,19 +255,26 @@ class ClusterRows:
         return kinds.pop() if len(kinds) == 1 else "mixed"
 
     def links(self, models: dict[str, LinkModel]) -> tuple[LinkModel, LinkModel]:
-        """Per-row link models: each row's node link and network."""
-        pairs = [cluster_links(cluster, models) for cluster in self.clusters]
+        """Per-row link models: each row's node link and network (built once per ``models``)."""
+        key = tuple(models.items())
+        if key not in self._stacked_links:
+            pairs = [cluster_links(cluster, models) for cluster in self.clusters]
 
-        def stacked(side: int) -> LinkModel:
-            return LinkModel(
-                peak_efficiency=self._per_row([pair[side].peak_efficiency for pair in pairs]),
-                half_saturation_bytes=self._per_row(
-                    [pair[side].half_saturation_bytes for pair in pairs]
-                ),
-                hop_latency=self._per_row([pair[side].hop_latency for pair in pairs]),
-            )
+            def stacked(side: int) -> LinkModel:
+                return LinkModel(
+                    peak_efficiency=self._per_row([pair[side].peak_efficiency for pair in pairs]),
+                    half_saturation_bytes=self._per_row(
+                        [pair[side].half_saturation_bytes for pair in pairs]
+                    ),
+                    hop_latency=self._per_row([pair[side].hop_latency for pair in pairs]),
+                )
 
-        return stacked(0), stacked(1)
+            self._stacked_links[key] = (stacked(0), stacked(1))
+        return self._stacked_links[key]
+
+    @cached_property
+    def _stacked_links(self) -> dict[tuple[Any, ...], tuple[LinkModel, LinkModel]]:
+        return {}
 
 
 def cluster_links(

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from gpuplan.pricing.quote import cost_floor_per_second
 from gpuplan.search.evaluate import Evaluated
 from gpuplan.search.request import PlanRequest
 
@@ -36,8 +37,6 @@ def cost_floor(
     offer: Any, count: int, evaluated: Evaluated, index: int, request: PlanRequest, rates: Any
 ) -> float:
     """``instances x seconds x`` the offer's cheapest rate (``quote.cost_floor_per_second``)."""
-    from gpuplan.pricing.quote import cost_floor_per_second
-
     if offer is None:
         return math.inf
     rate = cost_floor_per_second(offer)
@@ -69,8 +68,8 @@ def select_rows(
     ]
     by_floor = sorted(open_candidates, key=lambda candidate: (candidate.floor, candidate.duration))
     kept: list[dict[str, Any]] = []
-    kept_costs: list[float] = []
     cost_then_duration: list[tuple[float, float]] = []
+    durations: list[float] = []
     priced: set[int] = set()
 
     def price(position: int, candidate: PlanCandidate) -> None:
@@ -79,12 +78,13 @@ def select_rows(
         if within_limits(row, request):
             cost = float(row["cost"]["total"]) if row["cost"] else math.inf
             kept.append(row)
-            bisect.insort(kept_costs, cost)
             bisect.insort(cost_then_duration, (cost, row["duration"]["seconds"]))
+            bisect.insort(durations, row["duration"]["seconds"])
 
     cheapest_needed = request.limit if request.objective != "time" else 1
     for position, candidate in enumerate(by_floor):
-        if len(kept_costs) >= cheapest_needed and candidate.floor > kept_costs[cheapest_needed - 1]:
+        enough = len(cost_then_duration) >= cheapest_needed
+        if enough and candidate.floor > cost_then_duration[cheapest_needed - 1][0]:
             break
         price(position, candidate)
     for position, candidate in enumerate(by_floor):
@@ -96,7 +96,6 @@ def select_rows(
             price(position, candidate)
     if request.objective == "time":
         order = sorted(range(len(by_floor)), key=lambda position: by_floor[position].duration)
-        durations = sorted(row["duration"]["seconds"] for row in kept)
         for position in order:
             if position in priced:
                 continue
@@ -104,7 +103,6 @@ def select_rows(
             if bisect.bisect_left(durations, candidate.duration) >= request.limit:
                 break
             price(position, candidate)
-            durations = sorted(row["duration"]["seconds"] for row in kept)
     kept.sort(key=lambda row: sort_key(row, request.objective))
     return kept
 
