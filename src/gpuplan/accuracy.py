@@ -21,7 +21,7 @@ from typing import Any
 from gpuplan.api import estimate
 from gpuplan.catalog.validation import MemoryRow, ThroughputRow, memory_rows, throughput_rows
 from gpuplan.errors import InputError
-from gpuplan.estimate.efficiency import Efficiency
+from gpuplan.estimate.efficiency import STACK_OF_FRAMEWORK, Efficiency
 from gpuplan.estimate.flops import (
     CONVENTIONS,
     convention_flops_per_token,
@@ -249,38 +249,58 @@ def fitted_constant_mfu(rows: list[PreparedThroughputRow] | None = None) -> floa
 
 
 def fit_efficiency(rows: list[PreparedThroughputRow]) -> Efficiency:
-    """The speed model's constants fitted on ``rows`` within ``efficiency.FIT_BOUNDS``: robust
+    """The per-stack residuals fitted on ``rows`` within ``efficiency.FIT_BOUNDS``: robust
     (soft-L1) least squares on ``log(predicted / measured)``, each source weighted equally so
-    that one large source does not drown the others. Needs SciPy."""
+    that one large source does not drown the others, plus one prior term per residual
+    (``efficiency.FIT_PRIOR``). Needs SciPy."""
     import numpy as np
     from scipy.optimize import least_squares
 
-    from gpuplan.estimate.efficiency import FIT_BOUNDS, FITTED_FIELDS
+    from gpuplan.estimate.efficiency import FIT_BOUNDS, FIT_PRIOR, FITTED_FIELDS
 
     sources = Counter(item.row.source for item in rows)
     weights = np.array([1.0 / math.sqrt(sources[item.row.source]) for item in rows])
     measured = np.array([item.measured for item in rows])
-    free = [name for name in FITTED_FIELDS if FIT_BOUNDS[name][0] < FIT_BOUNDS[name][1]]
-    fixed = {name: FIT_BOUNDS[name][0] for name in FITTED_FIELDS if name not in free}
-    start = Efficiency()
+    unit = Efficiency(**{name: 1.0 for name in FITTED_FIELDS})
+    at_unit = np.array([predict_tokens_per_second_per_gpu(item, unit) for item in rows])
+    stacks = [STACK_OF_FRAMEWORK[framework_of(item)] for item in rows]
+    centre, spread = FIT_PRIOR
 
     def efficiency_of(vector: Any) -> Efficiency:
-        return start.with_values(**dict(zip(free, map(float, vector), strict=True)), **fixed)
+        return Efficiency(**dict(zip(FITTED_FIELDS, map(float, vector), strict=True)))
 
     def residuals(vector: Any) -> Any:
         efficiency = efficiency_of(vector)
         predicted = np.array([predict_tokens_per_second_per_gpu(item, efficiency) for item in rows])
-        return weights * np.log(predicted / measured)
+        prior = np.log(np.asarray(vector) / centre) / spread
+        return np.concatenate([weights * np.log(predicted / measured), prior])
 
-    lower = np.array([FIT_BOUNDS[name][0] for name in free])
-    upper = np.array([FIT_BOUNDS[name][1] for name in free])
-    initial = np.clip([getattr(start, name) for name in free], lower, upper)
+    lower = np.array([FIT_BOUNDS[name][0] for name in FITTED_FIELDS])
+    upper = np.array([FIT_BOUNDS[name][1] for name in FITTED_FIELDS])
+    initial = []
+    for name in FITTED_FIELDS:
+        logs = [
+            math.log(m / p)
+            for m, p, stack in zip(measured, at_unit, stacks, strict=True)
+            if stack == name
+        ]
+        initial.append(math.exp(sum(logs) / len(logs)) if logs else centre)
     solution = least_squares(
         residuals,
-        initial,
+        np.clip(initial, lower * 1.01, upper * 0.99),
         bounds=(lower, upper),
         loss="soft_l1",
         f_scale=0.1,
-        x_scale=np.maximum(np.abs(initial), 1e-6),
     )
     return efficiency_of(solution.x)
+
+
+def framework_of(item: PreparedThroughputRow) -> str:
+    """The stack a row ran on, as the speed model resolves it."""
+    import numpy as np
+
+    from gpuplan.estimate.frameworks import FRAMEWORK_CODES, resolve_framework_codes
+
+    layout = item.layout
+    code = resolve_framework_codes(item.scenario.job.framework, layout.tp, layout.pp, layout.zero)
+    return FRAMEWORK_CODES[int(np.asarray(code).reshape(-1)[0])]

@@ -130,6 +130,7 @@ def _small_model_on(gpu: str, count: int, **hardware):
             "seq_len": 2048,
             "global_batch": 64,
             "tokens": "1B",
+            "framework": "fsdp",
             "hardware": {"gpu": gpu, "count": count, **hardware},
             "strategy": {"zero": 3 if count > 1 else 0, "micro_batch": 1},
         }

@@ -1,15 +1,15 @@
-"""Achievable efficiencies: every constant of the speed model in one place, with its provenance.
-
-Two kinds of numbers live here:
+"""The speed model's ceilings and its few fitted residuals, with their provenance.
 
 - **Measured ceilings** live in the GPU catalog (``achievable_matmul`` in gpus.toml, read by
   :meth:`GPUSpec.matmul_ceiling_share`): the best matmul throughput a GPU reaches, from
   ml-engineering's Maximum Achievable Matmul FLOPS (MAMF) tables; a GPU without a published
-  figure takes one stated rule.
-- **Fitted constants** (:class:`Efficiency`): how close real training gets to those ceilings,
-  fitted on the ``fit`` rows of the throughput validation table by ``benchmarks/fit_speed.py``,
-  which writes ``catalog/data/efficiency.toml`` with the fit's date, row count and error. The
-  ``test`` rows are never used to fit.
+  figure takes one stated rule. The kernel models built on them (``kernels.py``, ``traffic.py``)
+  are fixed from published kernel measurements, not fitted.
+- **Fitted residuals** (:class:`Efficiency`): one per training stack, the share of that
+  kernel-level speed the stack keeps end to end, fitted on the ``fit`` rows of the throughput
+  validation table by ``benchmarks/fit_speed.py`` under a stated prior, which writes
+  ``catalog/data/efficiency.toml`` with the fit's date, row count and error. The ``test`` rows
+  are never used to fit.
 
 A calibration profile from ``gpuplan bench`` replaces the ceilings with the rented machine's
 own measurements.
@@ -23,32 +23,29 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from gpuplan.hardware.gpu import GPUSpec
+
+STACKS = ("megatron", "fsdp", "hf")
+"""The stacks with a fitted residual. DeepSpeed has no published throughput among the fit rows;
+its ZeRO engine drives the same eager Hugging Face models, so it takes ``hf``'s residual."""
+
+STACK_OF_FRAMEWORK = {"megatron": "megatron", "fsdp": "fsdp", "deepspeed": "hf", "hf": "hf"}
 
 
 @dataclass(frozen=True)
 class Efficiency:
-    """Fitted constants of the time model (``time.py`` says where each enters).
+    """Fitted residuals: the share of the kernel-level speed (``kernels.py``, ``traffic.py``) a
+    training stack keeps end to end, one per stack. Each stands for what no kernel measurement
+    holds: the host's Python and dispatch time between kernels, the data loader, logging and
+    metric syncs, allocator and straggler waits, and GEMM shapes slower than the sweep's best.
+    ``time.py`` divides each rank's compute time by it."""
 
-    - ``matmul_ceiling_share``: share of the MAMF ceiling that training GEMMs reach at large shapes.
-    - ``matmul_half_dimension``: a GEMM dimension at which efficiency halves: each of M, N, K
-      scales efficiency by ``x / (x + half)`` (small matmuls after TP splitting run slowly).
-    - ``attention_efficiency``: flash-attention FLOP/s as a share of the dense bf16 peak.
-    - ``memory_traffic_factor``: bytes moved by memory-bound ops per byte of saved activations.
-    - ``memory_bandwidth_efficiency``: achievable share of HBM bandwidth.
-    - ``layer_overhead_seconds``: fixed cost per layer and micro-batch (kernel launches, syncs).
-    - ``tensor_parallel_exposed``: share of tensor-parallel communication not hidden by compute.
-    - ``data_parallel_overlap``: share of backward time that hides gradient and ZeRO collectives.
-    """
-
-    matmul_ceiling_share: float = 0.75
-    matmul_half_dimension: float = 64.0
-    attention_efficiency: float = 0.45
-    memory_traffic_factor: float = 2.0
-    memory_bandwidth_efficiency: float = 0.8
-    layer_overhead_seconds: float = 1.5e-4
-    tensor_parallel_exposed: float = 0.7
-    data_parallel_overlap: float = 0.8
+    megatron: float = 1.0
+    fsdp: float = 1.0
+    hf: float = 1.0
 
     def with_values(self, **values: float) -> Efficiency:
         return replace(self, **values)
@@ -56,21 +53,26 @@ class Efficiency:
     def as_dict(self) -> dict[str, float]:
         return {f.name: float(getattr(self, f.name)) for f in fields(self)}
 
+    def stack_shares(self, framework_codes: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        """The residual per layout, from its framework codes (``frameworks.FRAMEWORK_CODES``)."""
+        from gpuplan.estimate.frameworks import FRAMEWORK_CODES
+
+        table = np.array(
+            [getattr(self, STACK_OF_FRAMEWORK[name]) for name in FRAMEWORK_CODES], dtype=float
+        )
+        return np.asarray(table[framework_codes], dtype=float)
+
 
 FITTED_FIELDS = tuple(f.name for f in fields(Efficiency))
 
-FIT_BOUNDS: dict[str, tuple[float, float]] = {
-    "matmul_ceiling_share": (0.3, 1.0),
-    "matmul_half_dimension": (1.0, 2048.0),
-    "attention_efficiency": (0.1, 0.9),
-    "memory_traffic_factor": (0.5, 20.0),
-    "memory_bandwidth_efficiency": (0.8, 0.8),
-    "layer_overhead_seconds": (0.0, 2e-3),
-    "tensor_parallel_exposed": (0.0, 1.0),
-    "data_parallel_overlap": (0.0, 1.0),
-}
-"""Physical ranges of the fitted constants; HBM efficiency is held at 0.8 (STREAM-like copies
-reach 80-90 % of peak)."""
+FIT_BOUNDS: dict[str, tuple[float, float]] = {name: (0.3, 1.5) for name in FITTED_FIELDS}
+"""Physical range of a residual: a stack keeps at least 30 % of its kernels' speed and cannot
+beat them by more than the kernel tables' own spread."""
+
+FIT_PRIOR = (1.0, 0.3)
+"""Prior of every residual: centred on 1 (the kernel tables describe the stack fully), with a
+standard deviation of 0.3 in ``log`` space; the fit adds ``log(value) / 0.3`` as one more
+residual per constant, so a stack with few rows stays near the kernel-level prediction."""
 
 
 @dataclass(frozen=True)

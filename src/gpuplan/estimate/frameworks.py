@@ -54,6 +54,19 @@ prefetches each layer's parameters during the previous layer's forward pass
 (``forward_prefetch``; FSDP2 prefetches one layer ahead by default). DeepSpeed's ZeRO-1/2
 gathers them at the end of ``step()``, after compute, so that gather is exposed; its
 ``overlap_comm`` overlaps the gradient reduction only.
+
+Fused kernels: Megatron-Core runs Transformer Engine's (or Apex's) fused norms, SwiGLU, RoPE and
+vocab-parallel cross-entropy (``megatron/core/fusions``); the PyTorch stacks run the eager ops
+unless compiled (``traffic.py`` counts the bytes of each).
+
+Pipeline sends: Megatron-Core's interleaved 1F1B schedule posts each chunk's send and receive
+asynchronously and computes the next chunk meanwhile (``overlap_p2p_comm``, set with a virtual
+pipeline in ``megatron/core/pipeline_parallel/schedules.py`` and NeMo's configurations).
+
+Attention kernel: Transformer Engine's ``DotProductAttention`` picks cuDNN's fused attention on
+Hopper and later (``transformer_engine/pytorch/attention``, backend selection); the PyTorch stacks
+call ``scaled_dot_product_attention``, whose flash backend is FlashAttention-2
+(``kernels.attention_share_of_peak`` has both).
 """
 
 from __future__ import annotations
@@ -85,6 +98,9 @@ class FrameworkProfile:
     persistent_gradients: bool = False
     accumulates_unsharded_gradients: bool = False
     overlaps_parameter_gather: bool = False
+    fused_kernels: bool = False
+    attention_kernel: str = "flash2"
+    overlaps_pipeline_sends: bool = False
 
 
 PROFILES: dict[str, FrameworkProfile] = {
@@ -102,6 +118,9 @@ PROFILES: dict[str, FrameworkProfile] = {
         fragmentation=0.05,
         persistent_gradients=True,
         overlaps_parameter_gather=True,
+        fused_kernels=True,
+        attention_kernel="cudnn",
+        overlaps_pipeline_sends=True,
     ),
     "fsdp": FrameworkProfile(
         name="fsdp",

@@ -18,7 +18,9 @@ peer-to-peer, an RDMA network or TCP Ethernet): tensor parallel all-reduces (or 
 reduce-scatter under sequence parallelism, the same volume) four per layer and micro-batch, six
 with full recompute, a fitted share exposed; context-parallel K/V exchange hidden behind
 attention; expert all-to-alls four per MoE layer, exposed; pipeline sends at each stage
-boundary, exposed. Data-parallel traffic hides only behind the compute it can overlap with,
+boundary, exposed, except under Megatron's interleaved schedule, which sends one model chunk's
+activations while the next chunk computes (``overlap_p2p_comm``), so only what outlasts a
+chunk's forward or backward shows. Data-parallel traffic hides only behind the compute it can overlap with,
 layer by layer (:func:`zero3_exposed_seconds`, :func:`overlapped_seconds`): ZeRO-3/FSDP
 gathers each layer's parameters under the previous layer's forward and backward and
 reduce-scatters its gradients under the next layer's backward, every micro-batch; ZeRO-0/1/2
@@ -53,11 +55,26 @@ from gpuplan.estimate.efficiency import (
     matmul_ceiling,
 )
 from gpuplan.estimate.flops import RECOMPUTE_FULL, RECOMPUTE_SELECTIVE, training_flops_per_token
-from gpuplan.estimate.frameworks import FRAMEWORK_CODES, profile_values, resolve_framework_codes
-from gpuplan.estimate.memory import (
-    BF16,
-    activation_bytes_per_token_per_layer,
-    lora_params_per_layer,
+from gpuplan.estimate.frameworks import (
+    FRAMEWORK_CODES,
+    PROFILES,
+    profile_values,
+    resolve_framework_codes,
+)
+from gpuplan.estimate.kernels import (
+    EAGER_KERNELS_PER_LAYER,
+    FUSED_KERNELS_PER_LAYER,
+    HBM_EFFICIENCY,
+    HOST_LAUNCH_SECONDS,
+    KERNEL_GAP_SECONDS,
+    attention_share_of_peak,
+    gemm_share_of_peak,
+)
+from gpuplan.estimate.memory import BF16, lora_params_per_layer
+from gpuplan.estimate.traffic import (
+    layer_traffic_bytes_per_token,
+    loss_traffic_bytes_per_token,
+    routed_width,
 )
 from gpuplan.hardware.cluster import Cluster
 from gpuplan.hardware.topology import PCIE_X16_BANDWIDTH
@@ -124,17 +141,23 @@ def matmul_dtype(job: TrainingJob, cluster: Cluster | ClusterRows) -> str:
     return "bf16" if "bf16" in cluster.gpu.peak_flops else "fp16"
 
 
-def _dimension_factor(size: FloatArray | float, half: float) -> FloatArray:
-    value = np.asarray(size, dtype=float)
-    return value / (value + half)
+MATMUL_ELEMENT_BYTES = {"fp8": 1.0, "bf16": 2.0, "fp16": 2.0, "tf32": 4.0, "fp32": 4.0}
+"""Bytes per operand element of a GEMM in each matmul dtype."""
 
 
 def layer_matmul_efficiency(
-    model: ModelSpec, layout: Layout, tokens: FloatArray, efficiency: Efficiency
+    model: ModelSpec,
+    layout: Layout,
+    tokens: FloatArray,
+    peak: float,
+    ceiling: float,
+    bandwidth: float,
+    dtype: str,
 ) -> FloatArray:
-    """FLOP-weighted efficiency of one layer's GEMMs (before the MAMF ceiling): each GEMM
-    ``M x K -> N`` runs at ``share * f(M) f(N) f(K)``, ``f(x) = x / (x + half)``; weighted
-    harmonically by its FLOPs, since the times add."""
+    """FLOP-weighted share of ``peak`` that one layer's GEMMs reach, each ``M x K -> N`` at
+    :func:`kernels.gemm_share_of_peak` (its forward and both backward GEMMs have the same three
+    dimensions); weighted harmonically by FLOPs, since the times add. Routed experts run
+    grouped GEMMs of the tokens each expert receives."""
     tp = layout.tp.astype(float)
     h = float(model.hidden_size)
     width = float(model.moe_intermediate_size if model.is_moe else model.intermediate_size)
@@ -149,19 +172,15 @@ def layer_matmul_efficiency(
         (np.asarray(expert_tokens), np.asarray(h), np.asarray(gate * width / tp)),
         (np.asarray(expert_tokens), np.asarray(width / tp), np.asarray(h)),
     ]
-    half = efficiency.matmul_half_dimension
+    element_bytes = MATMUL_ELEMENT_BYTES[dtype]
     weights = np.zeros_like(tokens, dtype=float)
     times = np.zeros_like(tokens, dtype=float)
     for m_size, k_size, n_size in gemms:
         flops = np.asarray(k_size * n_size, dtype=float)
-        factor = (
-            _dimension_factor(m_size, half)
-            * _dimension_factor(k_size, half)
-            * _dimension_factor(n_size, half)
-        )
+        share = gemm_share_of_peak(m_size, n_size, k_size, peak, ceiling, bandwidth, element_bytes)
         weights = weights + flops
-        times = times + flops / factor
-    return np.asarray(efficiency.matmul_ceiling_share * weights / times, dtype=float)
+        times = times + flops / share
+    return np.asarray(weights / times, dtype=float)
 
 
 def estimate_step_time(
@@ -177,8 +196,6 @@ def estimate_step_time(
     constants = efficiency or default_efficiency()
     model, gpu = job.model, cluster.gpu
     links = measured_links(measured, gpu.id)
-    if measured is not None and measured.applies_to(gpu.id) and measured.hbm_efficiency:
-        constants = constants.with_values(memory_bandwidth_efficiency=measured.hbm_efficiency)
     codes = resolve_framework_codes(job.framework, layout.tp, layout.pp, layout.zero)
     tp, pp, cp = layout.tp.astype(float), layout.pp.astype(float), layout.cp.astype(float)
     vpp = layout.vpp.astype(float)
@@ -206,63 +223,70 @@ def estimate_step_time(
     dtype = matmul_dtype(job, cluster)
     peak = gpu.peak(dtype)
     ceiling = matmul_ceiling(gpu, dtype, measured)
-    layer_efficiency = ceiling * layer_matmul_efficiency(model, layout, tokens, constants)
-    head_efficiency = (
-        ceiling
-        * constants.matmul_ceiling_share
-        * _dimension_factor(tokens, constants.matmul_half_dimension)
+    bandwidth = gpu.hbm_bandwidth() * hbm_efficiency(measured, gpu.id)
+    layer_efficiency = layer_matmul_efficiency(
+        model, layout, tokens, peak, ceiling, bandwidth, dtype
+    )
+    head_efficiency = gemm_share_of_peak(
+        tokens,
+        model.vocab_size / tp,
+        model.hidden_size,
+        peak,
+        ceiling,
+        bandwidth,
+        MATMUL_ELEMENT_BYTES[dtype],
     )
     layer_matmul = tokens * linear_per_token * layer_share / tp / (peak * layer_efficiency)
     head_matmul = tokens * hardware_parts["head"] / tp / (peak * head_efficiency)
     matmul = layer_matmul + head_matmul
 
     attention_peak = gpu.half_precision_peak()
-    attention = (
-        tokens
-        * hardware_parts["attention_core"]
-        * layer_share
-        / tp
-        / (attention_peak * constants.attention_efficiency)
+    attention_core = tokens * hardware_parts["attention_core"] * layer_share / tp
+    kernels_by_code = [
+        PROFILES[name].attention_kernel if flash_attention else "eager" for name in FRAMEWORK_CODES
+    ]
+    attention_shares = np.array(
+        [
+            attention_share_of_peak(gpu.architecture, kernel, job.seq_len, model.head_dim)
+            for kernel in kernels_by_code
+        ]
     )
+    attention = attention_core / (attention_peak * attention_shares[codes])
 
-    saved = activation_bytes_per_token_per_layer(
-        model,
-        _without_recompute(layout),
-        codes,
-        job.seq_len,
-        flash_attention,
-        compiled=job.compile,
+    fused = (profile_values(codes, "fused_kernels") > 0) | job.compile
+    forward_traffic, backward_traffic = layer_traffic_bytes_per_token(
+        model, fused, tp, layout.sequence_parallel
     )
-    recompute_traffic = np.where(layout.recompute == RECOMPUTE_FULL, 1.5, 1.0)
+    forward_passes = np.where(layout.recompute == RECOMPUTE_FULL, 2.0, 1.0)
+    loss_traffic = loss_traffic_bytes_per_token(model, fused | job.fused_loss, tp)
     memory_bound = (
-        constants.memory_traffic_factor
-        * saved
-        * tokens
-        * layers_on_stage
-        * recompute_traffic
-        / (gpu.hbm_bandwidth() * constants.memory_bandwidth_efficiency)
-    )
+        tokens * layers_on_stage * (forward_passes * forward_traffic + backward_traffic)
+        + tokens * loss_traffic
+    ) / bandwidth
     if dtype == "fp8":
         memory_bound = memory_bound + fp8_cast_seconds(
-            model,
-            tokens,
-            layers_on_stage,
-            tp,
-            gpu.hbm_bandwidth() * constants.memory_bandwidth_efficiency,
+            model, tokens, layers_on_stage, tp, bandwidth
         )
     if job.method == "qlora":
-        memory_bound = memory_bound + qlora_dequantization_seconds(
-            job, layout, gpu.hbm_bandwidth() * constants.memory_bandwidth_efficiency
-        )
-    overhead = layers_on_stage * constants.layer_overhead_seconds
+        memory_bound = memory_bound + qlora_dequantization_seconds(job, layout, bandwidth)
+    kernels = np.where(fused, FUSED_KERNELS_PER_LAYER, EAGER_KERNELS_PER_LAYER) * (
+        1.0 + (forward_passes - 1.0) / 3.0
+    )
+    gaps = layers_on_stage * kernels * KERNEL_GAP_SECONDS
+    device_per_layer = (matmul + attention + memory_bound + gaps) / layers_on_stage
+    host_wait = np.maximum(kernels * HOST_LAUNCH_SECONDS - device_per_layer, 0.0)
+    overhead = gaps + layers_on_stage * host_wait
+    stack_share = constants.stack_shares(codes)
+    matmul, attention, memory_bound, overhead = (
+        part / stack_share for part in (matmul, attention, memory_bound, overhead)
+    )
     compute = matmul + attention + memory_bound + overhead
 
     groups = parallel_groups(layout)
     activation_bytes = tokens * model.hidden_size * BF16
     tp_collectives = np.where(layout.recompute == RECOMPUTE_FULL, 6.0, 4.0)
     tensor_parallel = (
-        constants.tensor_parallel_exposed
-        * layers_on_stage
+        layers_on_stage
         * tp_collectives
         * collective_seconds(
             "all_reduce", activation_bytes, groups["tp"].size, groups["tp"].stride, cluster, links
@@ -290,13 +314,14 @@ def estimate_step_time(
         else np.zeros_like(compute)
     )
     send_bytes = activation_bytes / np.where(layout.sequence_parallel, tp, 1.0)
+    send = collective_seconds(
+        "p2p", send_bytes, groups["pp"].size, groups["pp"].stride, cluster, links
+    )
+    overlapped_sends = (profile_values(codes, "overlaps_pipeline_sends") > 0) & (layout.vpp > 1)
+    chunk_compute = compute / (2.0 * vpp)
     pipeline_send = np.where(
         layout.pp > 1,
-        2.0
-        * vpp
-        * collective_seconds(
-            "p2p", send_bytes, groups["pp"].size, groups["pp"].stride, cluster, links
-        ),
+        2.0 * vpp * np.where(overlapped_sends, np.maximum(send - chunk_compute, 0.0), send),
         0.0,
     )
 
@@ -305,8 +330,7 @@ def estimate_step_time(
     shard = (layout.dp * layout.cp).astype(float)
     reduce_bytes_per_param = np.where(codes == FRAMEWORK_CODES.index("megatron"), 4.0, 2.0)
     forward_share = np.where(layout.recompute == RECOMPUTE_FULL, 0.25, 1.0 / 3.0)
-    hideable = constants.data_parallel_overlap * compute
-    forward, backward = hideable * forward_share, hideable * (1.0 - forward_share)
+    forward, backward = compute * forward_share, compute * (1.0 - forward_share)
 
     def sharded(collective: str, size: FloatArray) -> FloatArray:
         return collective_seconds(collective, size, dp_group.size, dp_group.stride, cluster, links)
@@ -348,7 +372,7 @@ def estimate_step_time(
         + np.where(layout.zero >= 1, parameter_gather, 0.0),
     )
 
-    optimizer = _optimizer_seconds(job, cluster, layout, stage_params, shard, constants)
+    optimizer = _optimizer_seconds(job, cluster, layout, stage_params, shard, bandwidth)
 
     breakdown = {
         "matmul": micro_batches * matmul,
@@ -421,6 +445,14 @@ def zero3_exposed_seconds(
     return np.asarray(exposed, dtype=float)
 
 
+def hbm_efficiency(measured: MachineMeasurements | None, gpu_id: str) -> float:
+    """Achievable share of the HBM bandwidth: the machine's measurement, else
+    :data:`kernels.HBM_EFFICIENCY`."""
+    if measured is not None and measured.applies_to(gpu_id) and measured.hbm_efficiency:
+        return measured.hbm_efficiency
+    return HBM_EFFICIENCY
+
+
 def measured_links(measured: MachineMeasurements | None, gpu_id: str) -> dict[str, LinkModel]:
     """The link models with a machine's measured peak bus-bandwidth efficiencies."""
     links = dict(DEFAULT_LINKS)
@@ -443,12 +475,7 @@ def fp8_cast_seconds(
     (Transformer Engine / torchao float8 delayed or dynamic scaling; the amax reductions ride on
     the same reads). Per token and layer the linear inputs hold ``2h + q + F`` elements (QKV and
     MLP inputs, the attention output, the down projection's input), split by TP."""
-    width = (
-        model.moe_intermediate_size * model.num_experts_per_token
-        if model.is_moe
-        else model.intermediate_size
-    )
-    elements = (2.0 * model.hidden_size + model.q_width + width) / tp
+    elements = (2.0 * model.hidden_size + model.q_width + routed_width(model)) / tp
     return np.asarray(3.0 * 3.0 * elements * tokens * layers / bandwidth, dtype=float)
 
 
@@ -480,10 +507,6 @@ def per_op_recompute_flops_per_token(model: ModelSpec) -> float:
     return 2.0 * model.num_layers * recomputed
 
 
-def _without_recompute(layout: Layout) -> Layout:
-    return replace(layout, recompute=np.zeros_like(layout.recompute))
-
-
 def _stage_trained_params(job: TrainingJob, layout: Layout) -> FloatArray:
     """Trained parameters on one rank of a pipeline stage: what its gradients hold."""
     model = job.model
@@ -508,7 +531,7 @@ def _optimizer_seconds(
     layout: Layout,
     stage_params: FloatArray,
     shard: FloatArray,
-    constants: Efficiency,
+    bandwidth: float,
 ) -> FloatArray:
     """The optimizer step, memory-bound: AdamW reads and writes the fp32 master, both moments and
     the gradient and writes the bf16 weights (about 30 bytes per parameter under mixed
@@ -516,11 +539,7 @@ def _optimizer_seconds(
     weights come back over PCIe, and the host updates ``HOST_OPTIMIZER_PARAMS_PER_SECOND``."""
     local = stage_params / np.where(layout.zero >= 1, shard, 1.0)
     bytes_per_param = 30.0 if job.mixed_precision else 16.0
-    on_gpu = (
-        local
-        * bytes_per_param
-        / (cluster.gpu.hbm_bandwidth() * constants.memory_bandwidth_efficiency)
-    )
+    on_gpu = local * bytes_per_param / bandwidth
     pcie = PCIE_X16_BANDWIDTH[cluster.gpu.pcie_generation]
     offloaded = local * (4.0 + BF16) / pcie + local / HOST_OPTIMIZER_PARAMS_PER_SECOND
     return np.asarray(np.where(layout.offload >= 1, offloaded, on_gpu), dtype=float)

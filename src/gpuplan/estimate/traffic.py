@@ -1,0 +1,122 @@
+"""HBM bytes of the memory-bound work of a transformer layer, op by op.
+
+Every elementwise or reduction kernel reads its inputs and writes its outputs once; what the
+stack fuses decides how many kernels there are and what they move. Per token, for hidden ``h``,
+query width ``q``, K/V width ``k``, FFN width ``F`` (per expert times the experts a token visits
+for MoE), counting bf16 tensors at 2 bytes and fp32 intermediates at 4:
+
+================= ================================ =============================================
+op                fused (one kernel per op)         eager PyTorch
+================= ================================ =============================================
+RMSNorm           fwd read x, write y: 4h           fwd ``x.float()``, ``pow``, ``mean``, ``*
+                  bwd read dy, x, write dx: 6h      rsqrt``, ``type_as``, ``* weight``: 32h;
+                                                    bwd twice that: 64h
+LayerNorm         4h / 6h                           ``native_layer_norm`` is one kernel: 4h / 6h
+RoPE (q and k)    fwd 4 (q + k), bwd 4 (q + k)      fp32 complex product and casts: 22 (q + k)
+                                                    each way
+SwiGLU            fwd read gate, up, write: 6F      ``silu`` then ``*``: 10F
+                  bwd: 10F                          bwd of both: 16F
+GeLU              fwd 4F, bwd 6F                    the same (one kernel each way)
+residual adds     2 per layer, 6h each way          the same
+MoE permutation   gather and scatter of each        the same
+                  routed token: 8 h k_e each way
+================= ================================ =============================================
+
+The fused column is Megatron-Core with Transformer Engine or Apex (fused RMSNorm/LayerNorm,
+``bias_swiglu``, fused RoPE; ``megatron/core/fusions``), the FlashAttention repository's
+training scripts (``flash_attn/ops``: fused dense, fused add + norm) and any stack under
+``torch.compile``, whose Inductor backend fuses each chain of pointwise ops into one kernel
+(PyTorch 2 paper, Ansel et al. 2024, section 4). The eager column follows the op sequences of
+torchtitan's ``RMSNorm``/``apply_rotary_emb`` (``torchtitan/models/llama3/model``) and Hugging
+Face's ``LlamaRMSNorm``/``apply_rotary_pos_emb``. A backward of a chain of pointwise ops reads the
+incoming gradient and the saved inputs and writes one gradient per input.
+
+Full recompute runs the forward ops again in backward. Ops on the ``h``-wide tensors (norms,
+residuals) run on every tensor-parallel rank unless sequence parallelism splits them; the others
+are split by tensor parallelism.
+
+The loss, per token on the last stage, over ``V / tp`` logits: fused cross-entropy (Megatron's
+vocab-parallel, the FlashAttention repository's Triton kernel, a compiled loss) reads the bf16
+logits twice and writes their gradient, 6V; the eager ``F.cross_entropy`` on upcast logits
+moves the fp32 copy, the log-softmax and its gradient, 32V.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from gpuplan.workload.model import ModelSpec
+
+FloatArray = npt.NDArray[np.float64]
+
+FUSED_NORM = (4.0, 6.0)
+EAGER_RMSNORM = (32.0, 64.0)
+FUSED_ROPE = (4.0, 4.0)
+EAGER_ROPE = (22.0, 22.0)
+FUSED_SWIGLU = (6.0, 10.0)
+EAGER_SWIGLU = (10.0, 16.0)
+GELU = (4.0, 6.0)
+RESIDUAL_ADD = (6.0, 6.0)
+MOE_PERMUTATION = (8.0, 8.0)
+FUSED_LOSS_BYTES_PER_LOGIT = 6.0
+EAGER_LOSS_BYTES_PER_LOGIT = 32.0
+
+
+def routed_width(model: ModelSpec) -> float:
+    """FFN elements a token computes: the dense FFN, or the routed experts it visits plus the
+    shared experts."""
+    if not model.is_moe:
+        return float(model.intermediate_size)
+    return float(
+        model.moe_intermediate_size * model.num_experts_per_token
+        + model.shared_expert_intermediate_size
+    )
+
+
+def layer_traffic_bytes_per_token(
+    model: ModelSpec,
+    fused: npt.ArrayLike,
+    tp: npt.ArrayLike,
+    sequence_parallel: npt.ArrayLike,
+) -> tuple[FloatArray, FloatArray]:
+    """Forward and backward HBM bytes of one layer's memory-bound ops, per token of the
+    micro-batch on one rank (module docstring); ``fused`` per layout (fused kernels or compiled)."""
+    fused_mask = np.asarray(fused, dtype=bool)
+    tp_size = np.asarray(tp, dtype=float)
+    replicated = np.where(np.asarray(sequence_parallel, dtype=bool), tp_size, 1.0)
+    h = float(model.hidden_size)
+    rope_width = (
+        float(model.q_width + model.kv_width) if model.position_embedding == "rope" else 0.0
+    )
+    width = routed_width(model)
+    norms = float(model.norms_per_layer)
+
+    def pick(
+        fused_cost: tuple[float, float], eager_cost: tuple[float, float], index: int
+    ) -> FloatArray:
+        return np.where(fused_mask, fused_cost[index], eager_cost[index])
+
+    norm_eager = EAGER_RMSNORM if model.norm == "rmsnorm" else FUSED_NORM
+    mlp_fused, mlp_eager = (FUSED_SWIGLU, EAGER_SWIGLU) if model.gated_mlp else (GELU, GELU)
+    passes = []
+    for index in (0, 1):
+        hidden_wide = (norms * pick(FUSED_NORM, norm_eager, index) + 2 * RESIDUAL_ADD[index]) * h
+        split = (
+            pick(FUSED_ROPE, EAGER_ROPE, index) * rope_width
+            + pick(mlp_fused, mlp_eager, index) * width
+        )
+        if model.is_moe:
+            split = split + MOE_PERMUTATION[index] * h * model.num_experts_per_token
+        passes.append(np.asarray(hidden_wide / replicated + split / tp_size, dtype=float))
+    return passes[0], passes[1]
+
+
+def loss_traffic_bytes_per_token(
+    model: ModelSpec, fused: npt.ArrayLike, tp: npt.ArrayLike
+) -> FloatArray:
+    """HBM bytes of the cross-entropy loss per token on the last stage, forward and backward."""
+    per_logit = np.where(
+        np.asarray(fused, dtype=bool), FUSED_LOSS_BYTES_PER_LOGIT, EAGER_LOSS_BYTES_PER_LOGIT
+    )
+    return np.asarray(per_logit * model.vocab_size / np.asarray(tp, dtype=float), dtype=float)

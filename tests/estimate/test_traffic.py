@@ -1,0 +1,36 @@
+"""Memory-bound bytes per op: what fusing, compiling and splitting change."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpuplan.catalog import load_model
+from gpuplan.estimate.traffic import layer_traffic_bytes_per_token, loss_traffic_bytes_per_token
+
+
+def test_fused_kernels_move_fewer_bytes_than_eager_ones():
+    model = load_model("llama-3.1-8b")
+    fused = layer_traffic_bytes_per_token(model, True, 1, False)
+    eager = layer_traffic_bytes_per_token(model, False, 1, False)
+    h, q, k, f = model.hidden_size, model.q_width, model.kv_width, model.intermediate_size
+    assert float(fused[0]) == pytest.approx(2 * 4 * h + 4 * (q + k) + 6 * f + 12 * h)
+    assert float(eager[0]) > 2 * float(fused[0])
+    assert float(eager[1]) > float(fused[1]) > float(fused[0])
+
+
+def test_sequence_parallel_splits_the_hidden_wide_ops():
+    model = load_model("llama-3.1-8b")
+    replicated = layer_traffic_bytes_per_token(model, True, np.array([8]), np.array([False]))
+    split = layer_traffic_bytes_per_token(model, True, np.array([8]), np.array([True]))
+    assert float(split[0][0]) < float(replicated[0][0])
+    alone = layer_traffic_bytes_per_token(model, True, 1, False)
+    assert float(split[0][0]) == pytest.approx(float(alone[0]) / 8)
+
+
+def test_fused_loss_moves_a_fifth_of_the_eager_bytes():
+    model = load_model("llama-3.1-8b")
+    fused = float(loss_traffic_bytes_per_token(model, True, 1))
+    eager = float(loss_traffic_bytes_per_token(model, False, 1))
+    assert fused == pytest.approx(6 * model.vocab_size)
+    assert eager > 5 * fused
