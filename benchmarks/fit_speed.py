@@ -17,10 +17,13 @@ from pathlib import Path
 
 from gpuplan.accuracy import (
     fit_efficiency,
+    leave_one_source_out,
     predict_tokens_per_second_per_gpu,
     prepare_throughput_rows,
+    row_class,
     summarize,
 )
+from gpuplan.estimate.interval import interval_records
 
 OUTPUT = Path(__file__).resolve().parents[1] / "src/gpuplan/catalog/data/efficiency.toml"
 
@@ -45,6 +48,12 @@ def main() -> None:
     )
     if arguments.dry_run:
         return
+    test_rows, _ = prepare_throughput_rows("test")
+    held_out = leave_one_source_out(rows, rows + test_rows)
+    intervals = interval_records(
+        (row_class(p.item), p.item.measured / p.predicted) for p in held_out
+    )
+    print(f"intervals: {len(intervals)} classes from {len(held_out)} held-out predictions")
     lines = [
         "# Fitted constants of the speed model (gpuplan.estimate.efficiency.Efficiency).",
         "# Written by `python benchmarks/fit_speed.py`; do not edit by hand.",
@@ -60,6 +69,17 @@ def main() -> None:
         "[efficiency]",
     ]
     lines += [f"{name} = {value:.6g}" for name, value in fitted.as_dict().items()]
+    lines += [
+        "",
+        "# 80 % intervals of measured / predicted tokens/s, per class of comparable rows, from",
+        "# leave-one-source-out predictions of every fit and test row (gpuplan.estimate.interval).",
+    ]
+    for record in intervals:
+        lines += ["", "[[interval]]"]
+        lines += [
+            f"{key} = {value!r}".replace("'", '"') if isinstance(value, str) else f"{key} = {value}"
+            for key, value in record.items()
+        ]
     temporary = OUTPUT.with_suffix(".toml.tmp")
     temporary.write_text("\n".join(lines) + "\n", encoding="utf-8")
     temporary.replace(OUTPUT)

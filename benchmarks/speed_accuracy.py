@@ -16,9 +16,10 @@ import argparse
 from collections import defaultdict
 
 from gpuplan.accuracy import (
+    HeldOutPrediction,
     constant_mfu_prediction,
-    fit_efficiency,
     fitted_constant_mfu,
+    leave_one_source_out,
     predict_tokens_per_second_per_gpu,
     prepare_throughput_rows,
     ranking_regrets,
@@ -34,7 +35,7 @@ def main() -> None:
     parser.add_argument("--leave-one-source-out", action="store_true")
     arguments = parser.parse_args()
     if arguments.leave_one_source_out:
-        leave_one_source_out()
+        print_leave_one_source_out()
         return
     rows, skipped = prepare_throughput_rows(arguments.use)
     baseline_mfu = fitted_constant_mfu()
@@ -89,29 +90,22 @@ def main() -> None:
             print(f"  regret {regret:6.1%}  {workload}")
 
 
-def leave_one_source_out() -> None:
+def print_leave_one_source_out() -> None:
     fit_rows, _ = prepare_throughput_rows("fit")
     test_rows, _ = prepare_throughput_rows("test")
-    every = fit_rows + test_rows
-    sources = sorted({item.row.source for item in every})
+    held_out = leave_one_source_out(fit_rows, fit_rows + test_rows)
     print("leave-one-source-out: fitted on the fit rows of the other sources, tokens/s per GPU")
     print(
         f"{'left out':32} {'rows':>5} {'MAPE':>7} {'bias':>7} | {'baseline MAPE':>13} {'bias':>7}"
     )
+    by_source: dict[str, list[HeldOutPrediction]] = defaultdict(list)
+    for prediction in held_out:
+        by_source[prediction.item.row.source].append(prediction)
     model_all: list[float] = []
     baseline_all: list[float] = []
-    for source in sources:
-        others = [item for item in fit_rows if item.row.source != source]
-        efficiency = fit_efficiency(others)
-        mfu = fitted_constant_mfu(others)
-        left_out = [item for item in every if item.row.source == source]
-        errors = [
-            relative_error(predict_tokens_per_second_per_gpu(item, efficiency), item.measured)
-            for item in left_out
-        ]
-        baseline = [
-            relative_error(constant_mfu_prediction(item, mfu), item.measured) for item in left_out
-        ]
+    for source, predictions in sorted(by_source.items()):
+        errors = [relative_error(p.predicted, p.item.measured) for p in predictions]
+        baseline = [relative_error(p.baseline, p.item.measured) for p in predictions]
         summary, base = summarize(errors), summarize(baseline)
         model_all += errors
         baseline_all += baseline

@@ -304,3 +304,49 @@ def framework_of(item: PreparedThroughputRow) -> str:
     layout = item.layout
     code = resolve_framework_codes(item.scenario.job.framework, layout.tp, layout.pp, layout.zero)
     return FRAMEWORK_CODES[int(np.asarray(code).reshape(-1)[0])]
+
+
+@dataclass(frozen=True)
+class HeldOutPrediction:
+    """A row predicted with constants fitted without its source."""
+
+    item: PreparedThroughputRow
+    predicted: float
+    baseline: float
+
+
+def leave_one_source_out(
+    fit_rows: list[PreparedThroughputRow], rows: list[PreparedThroughputRow]
+) -> list[HeldOutPrediction]:
+    """Every row of ``rows`` predicted by the speed model and by the constant-MFU baseline, both
+    fitted on the ``fit_rows`` of the other sources only. Refits once per source (minutes)."""
+    predictions = []
+    for source in sorted({item.row.source for item in rows}):
+        others = [item for item in fit_rows if item.row.source != source]
+        efficiency = fit_efficiency(others)
+        mfu = fitted_constant_mfu(others)
+        for item in rows:
+            if item.row.source == source:
+                predictions.append(
+                    HeldOutPrediction(
+                        item,
+                        predict_tokens_per_second_per_gpu(item, efficiency),
+                        constant_mfu_prediction(item, mfu),
+                    )
+                )
+    return predictions
+
+
+def row_class(item: PreparedThroughputRow) -> dict[str, str]:
+    """The interval class of a measured row (``estimate.interval.comparable_class``)."""
+    from gpuplan.estimate.interval import comparable_class
+
+    scenario = item.scenario
+    assert scenario.cluster is not None
+    job = scenario.job
+    return comparable_class(
+        scenario.cluster.gpu.architecture,
+        job.precision if scenario.cluster.gpu.has_fp8 else "bf16",
+        job.model.is_moe,
+        scenario.cluster.count,
+    )

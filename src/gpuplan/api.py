@@ -10,6 +10,7 @@ from typing import Any
 from gpuplan.errors import InputError
 from gpuplan.estimate.efficiency import MachineMeasurements
 from gpuplan.estimate.frameworks import FRAMEWORK_CODES, resolve_framework_codes
+from gpuplan.estimate.interval import duration_bounds, speed_interval
 from gpuplan.estimate.memory import estimate_memory
 from gpuplan.estimate.reliability import dataset_read_check
 from gpuplan.estimate.startup import startup_seconds
@@ -89,6 +90,13 @@ def estimate(
     startup = float(startup_seconds(job, cluster.nodes, cluster.gpus_per_node, parsed.startup))
     training = job.tokens / effective_tokens_per_second if job.tokens else None
     seconds = startup + training if training is not None else None
+    interval = speed_interval(
+        cluster.gpu.architecture, step.matmul_dtype, job.model.is_moe, cluster.count
+    )
+    low_factor, high_factor = (interval.low, interval.high) if interval else (1.0, 1.0)
+    shortest, longest = (
+        duration_bounds(startup, training, interval) if training is not None else (None, None)
+    )
     if not job.tokens:
         warnings.append("no tokens given: add tokens (e.g. 20B) to get the training duration")
     data_check = dataset_read_check(float(step.tokens_per_second), options.storage_read_bandwidth)
@@ -117,6 +125,8 @@ def estimate(
         "throughput": {
             "step_seconds": _scalar(step.step_seconds),
             "tokens_per_second": _scalar(step.tokens_per_second),
+            "tokens_per_second_low": _scalar(step.tokens_per_second) * low_factor,
+            "tokens_per_second_high": _scalar(step.tokens_per_second) * high_factor,
             "tokens_per_second_per_gpu": _scalar(step.tokens_per_second_per_gpu),
             "model_flops_per_second_per_gpu": _scalar(step.model_flops_per_second_per_gpu),
             "mfu": _scalar(step.mfu),
@@ -136,10 +146,15 @@ def estimate(
         "duration": {
             "seconds": seconds,
             "days": seconds / SECONDS_PER_DAY if seconds is not None else None,
+            "seconds_low": shortest,
+            "seconds_high": longest,
+            "days_low": shortest / SECONDS_PER_DAY if shortest is not None else None,
+            "days_high": longest / SECONDS_PER_DAY if longest is not None else None,
             "startup_seconds": startup,
             "training_seconds": training,
             "tokens": job.tokens,
         },
+        "interval": interval.to_dict() if interval else None,
         "strategy": {**strategy.to_dict(), "framework": framework},
         "model": {
             "name": job.model.name,

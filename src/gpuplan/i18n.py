@@ -170,6 +170,14 @@ EN: dict[str, str] = {
         "one failure every {mtbf} expected"
     ),
     "speed.days": "{days} days to train {tokens} tokens",
+    "interval.basis": (
+        "{coverage} interval from the model's errors on {rows} published runs of sources it was "
+        "not fitted on ({basis})"
+    ),
+    "interval.none": "no interval: the speed model has no recorded held-out errors",
+    "interval.all_rows": "all runs",
+    "interval.dense": "dense",
+    "interval.gpus": "{gpus} GPUs",
     "speed.fp8_note": " (fp8 speeds up the matmuls only)",
     # reports
     "report.title.plan": "GPU rental plan",
@@ -539,6 +547,11 @@ ZH: dict[str, str] = {
         "预计每 {mtbf} 发生一次故障"
     ),
     "speed.days": "训练 {tokens} tokens 需 {days} 天",
+    "interval.basis": "{coverage} 区间，来自模型在 {rows} 条未参与拟合来源的公开实测上的误差（{basis}）",
+    "interval.none": "无区间：速度模型没有记录留出误差",
+    "interval.all_rows": "全部实测",
+    "interval.dense": "稠密",
+    "interval.gpus": "{gpus} 卡",
     "speed.fp8_note": "（fp8 只加速矩阵乘法）",
     "report.title.plan": "GPU 租用方案",
     "report.title.estimate": "训练估算",

@@ -171,7 +171,8 @@ def show_speed(result: dict[str, Any]) -> None:
     from rich.table import Table
 
     from gpuplan.cli.output import console
-    from gpuplan.i18n import translate
+    from gpuplan.i18n import current_language, translate
+    from gpuplan.report.interval import interval_line, throughput_text
     from gpuplan.units import format_bytes, format_duration, format_tokens
 
     throughput = result["throughput"]
@@ -188,7 +189,7 @@ def show_speed(result: dict[str, Any]) -> None:
     console.print(
         translate(
             "speed.throughput",
-            tokens=format_tokens(throughput["tokens_per_second"]),
+            tokens=throughput_text(throughput),
             per_gpu=f"{throughput['tokens_per_second_per_gpu']:,.0f}",
             tflops=f"{throughput['model_flops_per_second_per_gpu'] / 1e12:.0f}",
             mfu=f"{throughput['mfu']:.1%}",
@@ -197,6 +198,7 @@ def show_speed(result: dict[str, Any]) -> None:
         )
         + dtype_note
     )
+    console.print(interval_line(result.get("interval"), current_language()))
     reliability = result["reliability"]
     console.print(
         translate(
@@ -214,7 +216,7 @@ def show_speed(result: dict[str, Any]) -> None:
             "[bold]"
             + translate(
                 "speed.days",
-                days=f"{duration['days']:.1f}",
+                days=f"{duration['days']:.1f} ({duration['days_low']:.1f}–{duration['days_high']:.1f})",
                 tokens=format_tokens(duration["tokens"]),
             )
             + "[/bold]"

@@ -192,7 +192,13 @@ def show_plans(result: dict[str, Any]) -> None:
 
     from gpuplan.cli.output import console
     from gpuplan.i18n import current_language, translate
-    from gpuplan.report.plan import PLAN_COLUMNS, job_line, plan_cells, plan_summary_lines
+    from gpuplan.report.plan import (
+        PLAN_COLUMNS,
+        job_line,
+        plan_cells,
+        plan_summary_lines,
+        with_range,
+    )
     from gpuplan.units import format_money
 
     lang = current_language()
@@ -220,8 +226,8 @@ def show_plans(result: dict[str, Any]) -> None:
         table.add_row(
             str(rank),
             "\n".join(plan_summary_lines(cells)),
-            cells["days"],
-            cells["cost"],
+            with_range(cells, "days", "\n"),
+            with_range(cells, "cost", "\n"),
             cells["per_m_tok"],
         )
     console.print(table)

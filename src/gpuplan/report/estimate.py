@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpuplan.i18n import format_days, format_share, translate
+from gpuplan.i18n import format_share, translate
 from gpuplan.report import charts
 from gpuplan.report.assumptions import assumptions_section
 from gpuplan.report.common import generated_line, layout_text, scenario_section, warnings_section
 from gpuplan.report.document import Chart, Paragraph, Report, Section, Table
+from gpuplan.report.interval import days_text, interval_line, throughput_text
 
 MEMORY_TOTALS = (
     ("memory.allocated", "allocated_bytes"),
@@ -93,7 +94,7 @@ def step_section(result: Mapping[str, Any], lang: str) -> Section:
     line = translate(
         "speed.throughput",
         lang,
-        tokens=f"{throughput['tokens_per_second']:,.0f}",
+        tokens=throughput_text(throughput),
         per_gpu=f"{throughput['tokens_per_second_per_gpu']:,.0f}",
         tflops=f"{throughput['model_flops_per_second_per_gpu'] / 1e12:.0f}",
         mfu=format_share(throughput["mfu"], 1),
@@ -104,6 +105,7 @@ def step_section(result: Mapping[str, Any], lang: str) -> Section:
         translate("report.step_time", lang),
         [
             Paragraph(line),
+            Paragraph(interval_line(result.get("interval"), lang)),
             Chart(svg, translate("report.step_caption", lang)),
             Table(headers, rows, frozenset({1, 2})),
         ],
@@ -121,9 +123,9 @@ def estimate_answer(result: Mapping[str, Any], lang: str) -> str:
         "gpu": hardware["gpu"],
         "fit_word": translate("word.fits" if memory["fits"] else "word.does_not_fit", lang),
         "peak": f"{memory['peak_bytes'] / 2**30:.1f}",
-        "tokens_per_s": f"{throughput['tokens_per_second']:,.0f}",
+        "tokens_per_s": throughput_text(throughput),
         "mfu": format_share(throughput["mfu"], 1),
-        "days": format_days(days, lang),
+        "days": days_text(result["duration"], lang),
     }
     key = "report.answer.estimate" if days is not None else "report.answer.estimate_nodays"
     return translate(key, lang, **values)

@@ -14,6 +14,13 @@ from gpuplan.report.assumptions import assumptions_section
 from gpuplan.report.common import generated_line, layout_text, warnings_section
 from gpuplan.report.document import Chart, Paragraph, Report, Section, Table
 from gpuplan.report.estimate import memory_section, step_section
+from gpuplan.report.interval import (
+    days_text,
+    interval_line,
+    money_range,
+    run_length_range,
+    with_range,
+)
 from gpuplan.report.quote import billing_section
 from gpuplan.report.tco import tco_section
 from gpuplan.scenario import STRATEGY_KEYS
@@ -195,9 +202,15 @@ def plan_cells(row: Mapping[str, Any], lang: str) -> dict[str, str]:
         "speed": f"{format_tokens(throughput['tokens_per_second'])} tok/s, "
         f"MFU {format_share(throughput['mfu'])}",
         "days": run_length(seconds, lang),
+        "days_range": run_length_range(
+            seconds, row["duration"]["seconds_low"], row["duration"]["seconds_high"]
+        ),
         "cost": format_money(cost["total"], cost["currency"], lang, 0)
         if cost
         else translate("plan.gpu_hours", lang, hours=f"{row['gpu_hours']:,.0f}"),
+        "cost_range": money_range(cost["total_low"], cost["total_high"], cost["currency"], lang)
+        if cost
+        else "",
         "per_m_tok": format_money(cost["per_million_tokens"], cost["currency"], lang)
         if cost and cost["per_million_tokens"]
         else "-",
@@ -247,8 +260,8 @@ def plans_section(result: Mapping[str, Any], lang: str) -> Section:
                 cells["layout"],
                 cells["memory"],
                 cells["speed"],
-                cells["days"],
-                cells["cost"],
+                with_range(cells, "days"),
+                with_range(cells, "cost"),
                 cells["per_m_tok"],
                 cells["billing"],
                 cells["notes"],
@@ -348,7 +361,7 @@ def plan_answer(result: Mapping[str, Any], lang: str) -> list[str]:
         ]
     top = result["plans"][0]
     cost = top["cost"]
-    days = format_days(top["duration"]["days"], lang)
+    days = days_text(top["duration"], lang)
     if cost:
         sentence = translate(
             "report.answer.plan",
@@ -356,7 +369,9 @@ def plan_answer(result: Mapping[str, Any], lang: str) -> list[str]:
             count=top["count"],
             gpu=top["gpu"],
             days=days,
-            cost=format_money(cost["total"], cost["currency"], lang, 0),
+            cost=format_money(cost["total"], cost["currency"], lang, 0)
+            + " "
+            + money_range(cost["total_low"], cost["total_high"], cost["currency"], lang),
             per_million=format_money(cost["per_million_tokens"], cost["currency"], lang)
             if cost["per_million_tokens"]
             else "-",
@@ -369,7 +384,12 @@ def plan_answer(result: Mapping[str, Any], lang: str) -> list[str]:
         sentence = translate(
             "report.answer.plan_unpriced", lang, count=top["count"], gpu=top["gpu"], days=days
         )
-    return [job_line(result["job"], lang), sentence, layout_text(top["strategy"])]
+    return [
+        job_line(result["job"], lang),
+        sentence,
+        layout_text(top["strategy"]),
+        interval_line(top.get("interval"), lang),
+    ]
 
 
 def build_plan_report(

@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from gpuplan.errors import InputError
 from gpuplan.estimate.frameworks import FRAMEWORK_CODES
+from gpuplan.estimate.interval import duration_bounds, speed_interval
 from gpuplan.notices import Notice
 from gpuplan.scenario import Scenario
 from gpuplan.search.evaluate import Evaluated, strategy_at
@@ -118,9 +119,24 @@ def plan_row(
     duration = float(evaluated.duration_seconds[index])
     startup = float(evaluated.startup_seconds[index])
     tokens_per_second = float(evaluated.tokens_per_second[index])
+    interval = speed_interval(
+        machine.gpu.architecture,
+        job.precision if machine.gpu.has_fp8 else "bf16",
+        job.model.is_moe,
+        count,
+    )
+    low_factor, high_factor = (interval.low, interval.high) if interval else (1.0, 1.0)
+    shortest, longest = duration_bounds(startup, duration - startup, interval)
     cost = None
     if offer is not None:
         cost = _price(offer, count, duration, job.tokens, request, rates)
+    if cost is not None:
+        bounds = [
+            _price(offer, count, seconds, job.tokens, request, rates)
+            for seconds in (shortest, longest)
+        ]
+        cost["total_low"] = bounds[0]["total"] if bounds[0] else cost["total"]
+        cost["total_high"] = bounds[1]["total"] if bounds[1] else cost["total"]
     notices = plan_notices(evaluated, index, count) + offer_notes
     topology = machine.topology
     if offer is not None and offer.topology is not None:
@@ -147,6 +163,8 @@ def plan_row(
         "throughput": {
             "step_seconds": float(evaluated.step_seconds[index]),
             "tokens_per_second": tokens_per_second,
+            "tokens_per_second_low": tokens_per_second * low_factor,
+            "tokens_per_second_high": tokens_per_second * high_factor,
             "tokens_per_second_per_gpu": tokens_per_second / count,
             "mfu": float(evaluated.mfu[index]),
             "communication_share": float(evaluated.communication_share[index]),
@@ -155,11 +173,16 @@ def plan_row(
         "duration": {
             "seconds": duration,
             "days": duration / SECONDS_PER_DAY,
+            "seconds_low": shortest,
+            "seconds_high": longest,
+            "days_low": shortest / SECONDS_PER_DAY,
+            "days_high": longest / SECONDS_PER_DAY,
             "startup_seconds": startup,
             "training_seconds": duration - startup,
             "goodput": float(evaluated.goodput[index]),
         },
         "gpu_hours": count * duration / SECONDS_PER_HOUR,
         "cost": cost,
+        "interval": interval.to_dict() if interval else None,
         "warnings": [notice.to_dict() for notice in notices],
     }
