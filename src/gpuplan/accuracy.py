@@ -350,3 +350,73 @@ def row_class(item: PreparedThroughputRow) -> dict[str, str]:
         job.model.is_moe,
         scenario.cluster.count,
     )
+
+
+PAIRED_FIELDS = {
+    "gpu": "gpu",
+    "precision": "precision",
+    "compile": "compile",
+    "scale": "num_gpus",
+}
+"""What a pair of rows may differ in, and the row attribute that holds it."""
+
+_LAYOUT_FIELDS = (
+    "source", "model", "method", "seq_len", "gpu", "num_gpus", "precision", "compile", "tp",
+    "pp", "cp", "ep", "vpp", "micro_batch", "recompute", "zero", "offload", "lora_rank",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RowPair:
+    """Two measured runs of one source that differ in one thing only."""
+
+    changed: str
+    first: PreparedThroughputRow
+    second: PreparedThroughputRow
+
+    @property
+    def measured_ratio(self) -> float:
+        return self.second.measured / self.first.measured
+
+    def predicted_ratio(self, efficiency: Efficiency | None = None) -> float:
+        return predict_tokens_per_second_per_gpu(
+            self.second, efficiency
+        ) / predict_tokens_per_second_per_gpu(self.first, efficiency)
+
+
+def one_change_pairs(rows: list[PreparedThroughputRow], changed: str) -> list[RowPair]:
+    """Pairs of rows equal in every layout field but ``changed`` (``PAIRED_FIELDS``); a change
+    of scale keeps the per-GPU batch (micro-batch, accumulation) and pairs the smallest run with
+    each larger one. Rows whose stack is described differently are not paired, except that a
+    change of precision or compile is the stack description's own change."""
+    attribute = PAIRED_FIELDS[changed]
+
+    def key(item: PreparedThroughputRow) -> tuple[Any, ...]:
+        row = item.row
+        values = [
+            str(row.arch) if name == "model" and not row.model else getattr(row, name)
+            for name in _LAYOUT_FIELDS
+            if name != attribute
+        ]
+        if changed not in ("precision", "compile"):
+            values.append(row.framework_detail)
+        if changed != "scale":
+            values.append(row.global_batch)
+        return tuple(values)
+
+    groups: dict[tuple[Any, ...], list[PreparedThroughputRow]] = {}
+    for item in rows:
+        groups.setdefault(key(item), []).append(item)
+    pairs = []
+    for members in groups.values():
+        by_value: dict[Any, PreparedThroughputRow] = {}
+        for item in sorted(members, key=lambda member: member.row.id):
+            by_value.setdefault(getattr(item.row, attribute), item)
+        if len(by_value) < 2:
+            continue
+        ordered = sorted(
+            by_value.items(), key=lambda pair: str(pair[0]) if changed != "scale" else pair[0]
+        )
+        base = ordered[0][1]
+        pairs += [RowPair(changed, base, other) for _, other in ordered[1:]]
+    return pairs

@@ -12,6 +12,9 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -46,11 +49,11 @@ def tile_quantization(size: npt.ArrayLike, tile: float) -> FloatArray:
     return np.asarray(value / (np.ceil(value / tile) * tile), dtype=float)
 
 
-def alignment_share(*sizes: npt.ArrayLike) -> FloatArray:
+def alignment_share(*sizes: npt.ArrayLike) -> FloatArray | float:
     """:data:`MISALIGNED_SHARE` where any dimension is not a multiple of 8 elements, else 1."""
-    misaligned = np.zeros(np.broadcast(*sizes).shape, dtype=bool)
+    misaligned: Any = False
     for size in sizes:
-        misaligned |= np.mod(np.round(np.asarray(size, dtype=float)), ALIGNMENT_ELEMENTS) != 0
+        misaligned = misaligned | (np.asarray(size) % ALIGNMENT_ELEMENTS != 0)
     return np.where(misaligned, MISALIGNED_SHARE, 1.0)
 
 
@@ -187,6 +190,7 @@ def _per_head_dim(tables: dict[int, tuple[float, ...]], head_dim: int, seq_len: 
     return low + weight * (high - low)
 
 
+@lru_cache(maxsize=1024)
 def attention_share_of_peak(architecture: str, kernel: str, seq_len: float, head_dim: int) -> float:
     """Share of the GPU's bf16 peak at which the attention core's FLOPs (``flops.py``'s count)
     run forward and backward: the measured TFLOP/s of ``kernel`` (``flash2``, ``cudnn`` or

@@ -209,7 +209,7 @@ def plan_cells(row: Mapping[str, Any], lang: str) -> dict[str, str]:
         if cost
         else translate("plan.gpu_hours", lang, hours=f"{row['gpu_hours']:,.0f}"),
         "cost_range": money_range(cost["total_low"], cost["total_high"], cost["currency"], lang)
-        if cost
+        if cost and "total_low" in cost
         else "",
         "per_m_tok": format_money(cost["per_million_tokens"], cost["currency"], lang)
         if cost and cost["per_million_tokens"]

@@ -25,7 +25,7 @@ from gpuplan.search.layouts import Candidates
 from gpuplan.search.machines import Machine, group_machines, machine_gpu_counts
 from gpuplan.search.ranking import PlanCandidate, cost_floor, pareto_front, select_rows
 from gpuplan.search.request import PlanRequest
-from gpuplan.search.rows import offer_notices, offer_sells, plan_row
+from gpuplan.search.rows import add_cost_bounds, offer_notices, offer_sells, plan_row
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -173,8 +173,12 @@ def plan(request: PlanRequest) -> dict[str, Any]:
                         )
                     )
 
+    offers_by_id: dict[str, Any] = {}
+
     def build(candidate: PlanCandidate) -> dict[str, Any]:
         offer = candidate.offer
+        if offer is not None:
+            offers_by_id[offer.id] = offer
         if offer is not None and offer.id not in notices_by_offer:
             assert request.today is not None
             notices_by_offer[offer.id] = offer_notices(offer, request.today)
@@ -193,6 +197,11 @@ def plan(request: PlanRequest) -> dict[str, Any]:
     if request.objective == "pareto":
         rows = pareto
     shown = rows[: request.limit]
+    for row in shown:
+        if row["cost"] is not None:
+            add_cost_bounds(
+                row, offers_by_id[row["cost"]["offer"]], scenario.job.tokens, request, rates
+            )
     feasible_rows = rows
     if not shown and candidates:
         fastest = min(candidates, key=lambda candidate: candidate.duration)

@@ -63,6 +63,19 @@ def _price(
     }
 
 
+def add_cost_bounds(
+    row: dict[str, Any], offer: Any, tokens: float, request: PlanRequest, rates: Any
+) -> None:
+    """Price a shown row at the shortest and longest run its interval allows (``total_low``,
+    ``total_high``); only shown rows are re-priced, so the search stays as fast."""
+    cost = row["cost"]
+    if cost is None:
+        return
+    for key, seconds in (("total_low", "seconds_low"), ("total_high", "seconds_high")):
+        priced = _price(offer, row["count"], row["duration"][seconds], tokens, request, rates)
+        cost[key] = priced["total"] if priced else cost["total"]
+
+
 # --- notices ---------------------------------------------------------------------------------
 
 
@@ -130,13 +143,6 @@ def plan_row(
     cost = None
     if offer is not None:
         cost = _price(offer, count, duration, job.tokens, request, rates)
-    if cost is not None:
-        bounds = [
-            _price(offer, count, seconds, job.tokens, request, rates)
-            for seconds in (shortest, longest)
-        ]
-        cost["total_low"] = bounds[0]["total"] if bounds[0] else cost["total"]
-        cost["total_high"] = bounds[1]["total"] if bounds[1] else cost["total"]
     notices = plan_notices(evaluated, index, count) + offer_notes
     topology = machine.topology
     if offer is not None and offer.topology is not None:
