@@ -4,6 +4,7 @@ layouts within each workload.
 
     python benchmarks/speed_accuracy.py [--use test|fit|sanity] [--rows]
     python benchmarks/speed_accuracy.py --leave-one-source-out   # refits once per source (minutes)
+    python benchmarks/speed_accuracy.py --pairs   # runs that differ in one thing: ratio errors
 
 Leave-one-source-out: for each source, the constants (and the baseline's one MFU) are fitted on
 the `fit` rows of every other source, and every row of the left-out source, `fit` and `test`,
@@ -16,10 +17,12 @@ import argparse
 from collections import defaultdict
 
 from gpuplan.accuracy import (
+    PAIRED_FIELDS,
     HeldOutPrediction,
     constant_mfu_prediction,
     fitted_constant_mfu,
     leave_one_source_out,
+    one_change_pairs,
     predict_tokens_per_second_per_gpu,
     prepare_throughput_rows,
     ranking_regrets,
@@ -33,7 +36,11 @@ def main() -> None:
     parser.add_argument("--use", default="test", choices=["test", "fit", "sanity"])
     parser.add_argument("--rows", action="store_true", help="print every row")
     parser.add_argument("--leave-one-source-out", action="store_true")
+    parser.add_argument("--pairs", action="store_true")
     arguments = parser.parse_args()
+    if arguments.pairs:
+        print_pairs()
+        return
     if arguments.leave_one_source_out:
         print_leave_one_source_out()
         return
@@ -88,6 +95,22 @@ def main() -> None:
         )
         for workload, regret in sorted(regrets.items(), key=lambda pair: -pair[1])[:10]:
             print(f"  regret {regret:6.1%}  {workload}")
+
+
+def print_pairs() -> None:
+    rows = prepare_throughput_rows("fit")[0] + prepare_throughput_rows("test")[0]
+    print("pairs of runs that differ in one thing: measured and predicted ratio (second / first)")
+    print(f"{'changed':10} {'pairs':>5} {'within 10%':>10} {'median error':>12} {'worst':>8}")
+    for changed in PAIRED_FIELDS:
+        pairs = one_change_pairs(rows, changed)
+        errors = [pair.predicted_ratio() / pair.measured_ratio - 1.0 for pair in pairs]
+        if not errors:
+            print(f"{changed:10} {0:5}")
+            continue
+        within = sum(1 for error in errors if abs(error) <= 0.10)
+        median = sorted(abs(error) for error in errors)[len(errors) // 2]
+        worst = max(errors, key=abs)
+        print(f"{changed:10} {len(pairs):5} {within:10} {median:12.1%} {worst:+8.1%}")
 
 
 def print_leave_one_source_out() -> None:

@@ -384,11 +384,25 @@ class RowPair:
         ) / predict_tokens_per_second_per_gpu(self.first, efficiency)
 
 
+_CHANGE_WORDS = {
+    "precision": ("float8", "fp8", "amp_fp8", "amp_bf16"),
+    "compile": ("torch.compile", "compile"),
+}
+
+
+def _stack_words(detail: str | None, changed: str) -> tuple[str, ...]:
+    """The stack description's words, less those naming the change itself."""
+    words = (detail or "").lower().replace("+", " ").replace(",", " ").replace(";", " ").split()
+    dropped = _CHANGE_WORDS.get(changed, ())
+    return tuple(sorted(word for word in words if word not in dropped))
+
+
 def one_change_pairs(rows: list[PreparedThroughputRow], changed: str) -> list[RowPair]:
     """Pairs of rows equal in every layout field but ``changed`` (``PAIRED_FIELDS``); a change
     of scale keeps the per-GPU batch (micro-batch, accumulation) and pairs the smallest run with
-    each larger one. Rows whose stack is described differently are not paired, except that a
-    change of precision or compile is the stack description's own change."""
+    each larger one. Rows whose stack is described differently are not paired, except for the
+    words that name the change itself (Float8, torch.compile); unstated values pair with
+    nothing."""
     attribute = PAIRED_FIELDS[changed]
 
     def key(item: PreparedThroughputRow) -> tuple[Any, ...]:
@@ -398,8 +412,7 @@ def one_change_pairs(rows: list[PreparedThroughputRow], changed: str) -> list[Ro
             for name in _LAYOUT_FIELDS
             if name != attribute
         ]
-        if changed not in ("precision", "compile"):
-            values.append(row.framework_detail)
+        values.append(_stack_words(row.framework_detail, changed))
         if changed != "scale":
             values.append(row.global_batch)
         return tuple(values)
@@ -411,7 +424,9 @@ def one_change_pairs(rows: list[PreparedThroughputRow], changed: str) -> list[Ro
     for members in groups.values():
         by_value: dict[Any, PreparedThroughputRow] = {}
         for item in sorted(members, key=lambda member: member.row.id):
-            by_value.setdefault(getattr(item.row, attribute), item)
+            value = getattr(item.row, attribute)
+            if value is not None:
+                by_value.setdefault(value, item)
         if len(by_value) < 2:
             continue
         ordered = sorted(
