@@ -72,7 +72,7 @@ def main() -> None:
         f"\n{arguments.use} rows, tokens/s per GPU; baseline = one MFU ({baseline_mfu:.1%}) fitted on the fit rows"
     )
     print(
-        f"{'source':32} {'rows':>5} {'MAPE':>7} {'median':>7} {'bias':>7} | {'baseline MAPE':>13} {'bias':>7}"
+        f"{'source':44} {'rows':>5} {'MAPE':>7} {'median':>7} {'bias':>7} | {'baseline MAPE':>13} {'bias':>7}"
     )
     everything, everything_baseline = [], []
     for source in sorted(model_errors):
@@ -80,12 +80,23 @@ def main() -> None:
         everything += model_errors[source]
         everything_baseline += baseline_errors[source]
         print(
-            f"{source:32} {summary.count:5} {summary.mean_absolute:7.1%} {summary.median_absolute:7.1%} {summary.bias:+7.1%} | {base.mean_absolute:13.1%} {base.bias:+7.1%}"
+            f"{source:44} {summary.count:5} {summary.mean_absolute:7.1%} {summary.median_absolute:7.1%} {summary.bias:+7.1%} | {base.mean_absolute:13.1%} {base.bias:+7.1%}"
         )
     total, base = summarize(everything), summarize(everything_baseline)
     print(
-        f"{'all':32} {total.count:5} {total.mean_absolute:7.1%} {total.median_absolute:7.1%} {total.bias:+7.1%} | {base.mean_absolute:13.1%} {base.bias:+7.1%}"
+        f"{'all':44} {total.count:5} {total.mean_absolute:7.1%} {total.median_absolute:7.1%} {total.bias:+7.1%} | {base.mean_absolute:13.1%} {base.bias:+7.1%}"
     )
+    for label, moe in (("dense", False), ("MoE", True)):
+        errors = [
+            relative_error(predictions[item.row.id], item.measured)
+            for item in rows
+            if item.scenario.job.model.is_moe == moe
+        ]
+        if errors:
+            part = summarize(errors)
+            print(
+                f"{label:44} {part.count:5} {part.mean_absolute:7.1%} {part.median_absolute:7.1%} {part.bias:+7.1%}"
+            )
     print(f"not modelled: {len(skipped)} rows")
     regrets = ranking_regrets(rows, predictions)
     if regrets:
@@ -119,7 +130,7 @@ def print_leave_one_source_out() -> None:
     held_out = leave_one_source_out(fit_rows, fit_rows + test_rows)
     print("leave-one-source-out: fitted on the fit rows of the other sources, tokens/s per GPU")
     print(
-        f"{'left out':32} {'rows':>5} {'MAPE':>7} {'bias':>7} | {'baseline MAPE':>13} {'bias':>7}"
+        f"{'left out':44} {'rows':>5} {'MAPE':>7} {'bias':>7} | {'baseline MAPE':>13} {'bias':>7}"
     )
     by_source: dict[str, list[HeldOutPrediction]] = defaultdict(list)
     for prediction in held_out:
@@ -133,12 +144,17 @@ def print_leave_one_source_out() -> None:
         model_all += errors
         baseline_all += baseline
         print(
-            f"{source:32} {summary.count:5} {summary.mean_absolute:7.1%} {summary.bias:+7.1%} | {base.mean_absolute:13.1%} {base.bias:+7.1%}"
+            f"{source:44} {summary.count:5} {summary.mean_absolute:7.1%} {summary.bias:+7.1%} | {base.mean_absolute:13.1%} {base.bias:+7.1%}"
         )
     total, base = summarize(model_all), summarize(baseline_all)
     print(
-        f"{'all':32} {total.count:5} {total.mean_absolute:7.1%} {total.bias:+7.1%} | {base.mean_absolute:13.1%} {base.bias:+7.1%}"
+        f"{'all':44} {total.count:5} {total.mean_absolute:7.1%} {total.bias:+7.1%} | {base.mean_absolute:13.1%} {base.bias:+7.1%}"
     )
+    for label, moe in (("dense", False), ("MoE", True)):
+        chosen = [p for p in held_out if p.item.scenario.job.model.is_moe == moe]
+        if chosen:
+            part = summarize([relative_error(p.predicted, p.item.measured) for p in chosen])
+            print(f"{label:44} {part.count:5} {part.mean_absolute:7.1%} {part.bias:+7.1%}")
 
 
 if __name__ == "__main__":

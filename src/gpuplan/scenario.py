@@ -26,7 +26,7 @@ from gpuplan.estimate.startup import StartupOptions
 from gpuplan.hardware.cluster import Cluster
 from gpuplan.strategy import Strategy
 from gpuplan.units import parse_bandwidth, parse_duration, parse_tokens
-from gpuplan.workload.job import LoraConfig, TrainingJob
+from gpuplan.workload.job import LoraConfig, MoEOptions, TrainingJob
 from gpuplan.workload.model import ModelSpec
 
 TOP_LEVEL_KEYS = (
@@ -47,9 +47,11 @@ TOP_LEVEL_KEYS = (
     "trainable_layers",
     "fused_loss",
     "compile",
+    "moe",
     "reliability",
     "startup",
 )
+MOE_KEYS = ("dispatch", "dispatch_dtype", "load_imbalance")
 STARTUP_KEYS = ("provisioning", "image_pull", "compile", "communicator_per_node")
 RELIABILITY_KEYS = (
     "failures_per_gpu_hour",
@@ -66,6 +68,7 @@ HARDWARE_KEYS = (
     "p2p",
     "offer",
     "allow_unlisted_network",
+    "power_limit_watts",
 )
 STRATEGY_KEYS = (
     "dp",
@@ -292,6 +295,7 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
         trainable_layers=_integer(data, "trainable_layers", "", None),
         fused_loss=_boolean(data, "fused_loss", "", False),
         compile=_boolean(data, "compile", "", False),
+        moe=_parse_moe(data.get("moe") or {}),
     )
     batch_rule = "scenario"
     if not global_batch:
@@ -332,12 +336,13 @@ def _parse_cluster(hardware: Mapping[str, Any]) -> Cluster | None:
                 f"hardware.count: {offer.id} sells instances of {offer.gpus} GPUs, got {count}"
             )
         topology = offer.topology or assumed_topology(gpu, offer.gpus, "GPU catalog")
-        return Cluster.of_instances(
+        cluster = Cluster.of_instances(
             gpu,
             topology,
             count // offer.gpus,
             allow_unlisted_network=_boolean(hardware, "allow_unlisted_network", "hardware.", False),
         )
+        return replace(cluster, power_limit_watts=_power_limit(hardware))
     if not hardware.get("gpu"):
         return None
     p2p = hardware.get("p2p")
@@ -349,7 +354,19 @@ def _parse_cluster(hardware: Mapping[str, Any]) -> Cluster | None:
         gpus_per_node=_integer(hardware, "gpus_per_node", "hardware.", 0) or 0,
         inter_node=str(hardware.get("inter_node") or ""),
         peer_to_peer=p2p,
+        power_limit_watts=_power_limit(hardware),
     )
+
+
+def _power_limit(hardware: Mapping[str, Any]) -> float | None:
+    value = hardware.get("power_limit_watts")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ScenarioError(
+            f"hardware.power_limit_watts: expected a number of watts, got {value!r}"
+        )
+    return float(value)
 
 
 def _parse_startup(value: Any) -> StartupOptions:
@@ -371,6 +388,23 @@ def _parse_startup(value: Any) -> StartupOptions:
             attribute: parse_duration(value.get(key, getattr(defaults, attribute)))
             for key, attribute in fields.items()
         }
+    )
+
+
+def _parse_moe(value: Any) -> MoEOptions:
+    if not isinstance(value, Mapping):
+        raise ScenarioError("moe: expected a mapping of " + ", ".join(MOE_KEYS))
+    _check_keys(value, MOE_KEYS, "moe.")
+    defaults = MoEOptions()
+    imbalance = value.get("load_imbalance", defaults.load_imbalance)
+    if isinstance(imbalance, bool) or not isinstance(imbalance, int | float):
+        raise ScenarioError(
+            f"moe.load_imbalance: expected a number >= 1 (busiest expert / mean), got {imbalance!r}"
+        )
+    return MoEOptions(
+        dispatch=str(value.get("dispatch", defaults.dispatch)),
+        dispatch_dtype=str(value.get("dispatch_dtype", defaults.dispatch_dtype)),
+        load_imbalance=float(imbalance),
     )
 
 

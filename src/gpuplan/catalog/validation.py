@@ -129,6 +129,8 @@ class ValidationRow:
             scenario["fused_loss"] = True
         if self.compile:
             scenario["compile"] = True
+        if "deepep" in (self.framework_detail or "").lower():
+            scenario["moe"] = {"dispatch": "deepep"}
         if hardware:
             scenario["hardware"] = hardware
         strategy = {
@@ -167,6 +169,14 @@ class ThroughputRow(ValidationRow):
     hfu: float | None = None
     flops_definition: str | None = None
     peak_flops_assumed: float | None = None
+    power_limit_watts: float | None = None
+
+    def scenario(self) -> dict[str, Any]:
+        """The row's scenario, with the GPUs' power limit where the source states one."""
+        scenario = super().scenario()
+        if self.power_limit_watts is not None:
+            scenario.setdefault("hardware", {})["power_limit_watts"] = self.power_limit_watts
+        return scenario
 
 
 RowT = TypeVar("RowT", bound=ValidationRow)
@@ -177,6 +187,7 @@ _INT_FIELDS = {
 }  # fmt: skip
 _FLOAT_FIELDS = {
     "lora_dropout", "tokens_per_second_per_gpu", "tflops_per_gpu", "mfu", "hfu", "peak_flops_assumed",
+    "power_limit_watts",
 }  # fmt: skip
 _BOOL_FIELDS = {"fused_loss", "compile", "oom"}
 _OPTIONAL_BOOL_FIELDS = {"double_quant", "flash_attention"}

@@ -237,6 +237,9 @@ class ClusterRows:
     def _per_row(self, values: Sequence[Any]) -> FloatArray:
         return np.asarray(values, dtype=float)[self.rows]
 
+    clock_share = 1.0
+    """Searched machines run at their rated power."""
+
     @cached_property
     def scale_up_domain(self) -> IntArray:
         return np.asarray([c.scale_up_domain for c in self.clusters], dtype=np.int64)[self.rows]

@@ -17,7 +17,8 @@ Communication (``comm.py``, on the cluster's own links: NVLink, PCIe with or wit
 peer-to-peer, an RDMA network or TCP Ethernet): tensor parallel all-reduces (or all-gather +
 reduce-scatter under sequence parallelism, the same volume) four per layer and micro-batch, six
 with full recompute, a fitted share exposed; context-parallel K/V exchange hidden behind
-attention; expert all-to-alls four per MoE layer, exposed; pipeline sends at each stage
+attention; expert all-to-alls four per MoE layer, exposed, with the dispatch's own
+deduplication and dtype (``moe.py``); pipeline sends at each stage
 boundary, exposed, except under Megatron's interleaved schedule, which sends one model chunk's
 activations while the next chunk computes (``overlap_p2p_comm``), so only what outlasts a
 chunk's forward or backward shows. Data-parallel traffic hides only behind the compute it can overlap with,
@@ -71,6 +72,7 @@ from gpuplan.estimate.kernels import (
     gemm_share_of_peak,
 )
 from gpuplan.estimate.memory import BF16, lora_params_per_layer
+from gpuplan.estimate.moe import expert_dispatch_seconds
 from gpuplan.estimate.traffic import (
     layer_traffic_bytes_per_token,
     loss_traffic_bytes_per_token,
@@ -217,12 +219,12 @@ def estimate_step_time(
     linear_per_token = (
         hardware_parts["attention_projections"]
         + hardware_parts["dense_mlp"]
-        + hardware_parts["experts"]
+        + hardware_parts["experts"] * job.moe.load_imbalance
         + hardware_parts["adapters"]
     )
     dtype = matmul_dtype(job, cluster)
     peak = gpu.peak(dtype)
-    ceiling = matmul_ceiling(gpu, dtype, measured)
+    ceiling = matmul_ceiling(gpu, dtype, measured) * cluster.clock_share
     bandwidth = gpu.hbm_bandwidth() * hbm_efficiency(measured, gpu.id)
     layer_efficiency = layer_matmul_efficiency(
         model, layout, tokens, peak, ceiling, bandwidth, dtype
@@ -251,7 +253,7 @@ def estimate_step_time(
             for kernel in kernels_by_code
         ]
     )
-    attention = attention_core / (attention_peak * attention_shares[codes])
+    attention = attention_core / (attention_peak * attention_shares[codes] * cluster.clock_share)
 
     fused = (profile_values(codes, "fused_kernels") > 0) | job.compile
     forward_traffic, backward_traffic = layer_traffic_bytes_per_token(
@@ -303,12 +305,10 @@ def estimate_step_time(
     attention_per_layer = attention / np.maximum(layers_on_stage, 1.0)
     context_parallel = layers_on_stage * np.maximum(ring - attention_per_layer, 0.0)
     moe_layers = layers_on_stage * (model.num_moe_layers / model.num_layers)
-    dispatch_bytes = tokens * model.num_experts_per_token * model.hidden_size * BF16 / tp
     expert_parallel = (
-        4.0
-        * moe_layers
-        * collective_seconds(
-            "all_to_all", dispatch_bytes, groups["ep"].size, groups["ep"].stride, cluster, links
+        moe_layers
+        * expert_dispatch_seconds(
+            model, job.moe, tokens, tp, groups["ep"].size, groups["ep"].stride, cluster, links
         )
         if model.is_moe
         else np.zeros_like(compute)
@@ -328,7 +328,7 @@ def estimate_step_time(
     stage_params = _stage_trained_params(job, layout)
     dp_group = groups["dp_cp"]
     shard = (layout.dp * layout.cp).astype(float)
-    reduce_bytes_per_param = np.where(codes == FRAMEWORK_CODES.index("megatron"), 4.0, 2.0)
+    reduce_bytes_per_param = profile_values(codes, "gradient_bytes")
     forward_share = np.where(layout.recompute == RECOMPUTE_FULL, 0.25, 1.0 / 3.0)
     forward, backward = compute * forward_share, compute * (1.0 - forward_share)
 

@@ -53,6 +53,15 @@ class ClusterError(InputError):
     """A cluster description that cannot exist."""
 
 
+def clock_share_under_power_limit(limit_watts: float, tdp_watts: float) -> float:
+    """Clock a GPU holds under a power limit below its TDP, as a share of its rated clock:
+    dynamic power goes as ``C V^2 f`` and voltage tracks frequency across the DVFS range, so power
+    goes as ``f^3`` and the clock as ``(limit / TDP)^(1/3)`` (the CMOS scaling rule); a limit at or
+    above the TDP changes nothing. Compute-bound kernels (GEMMs, attention) slow with the clock;
+    HBM-bound ones do not."""
+    return float(min(limit_watts / tdp_watts, 1.0) ** (1.0 / 3.0))
+
+
 @dataclass(frozen=True)
 class Cluster:
     """``count`` GPUs of type ``gpu`` in nodes of ``gpus_per_node``.
@@ -73,8 +82,18 @@ class Cluster:
     inter_node_bandwidth: float = 0.0
     nvlink_domain: int = 0
     network_assumed: bool = False
+    power_limit_watts: float | None = None
 
     def __post_init__(self) -> None:
+        if self.power_limit_watts is not None and not self.power_limit_watts > 0:
+            raise ClusterError(
+                f"hardware.power_limit_watts: a positive number of watts, got {self.power_limit_watts!r}"
+            )
+        if self.power_limit_watts is not None and self.gpu.tdp_watts is None:
+            raise ClusterError(
+                f"hardware.power_limit_watts: {self.gpu.id} has no sourced TDP in the catalog to "
+                "scale from"
+            )
         if self.count < 1:
             raise ClusterError(f"hardware.count: must be at least 1 GPU, got {self.count}")
         per_node = self.gpus_per_node or min(self.gpu.gpus_per_node, self.count)
@@ -174,6 +193,13 @@ class Cluster:
     def capacity_bytes(self) -> int:
         return self.gpu.memory_bytes
 
+    @property
+    def clock_share(self) -> float:
+        """Share of the rated clock a power limit leaves (:func:`clock_share_under_power_limit`)."""
+        if self.power_limit_watts is None or self.gpu.tdp_watts is None:
+            return 1.0
+        return clock_share_under_power_limit(self.power_limit_watts, self.gpu.tdp_watts)
+
     def describe(self) -> dict[str, object]:
         """JSON view of the modelled machine."""
         return {
@@ -188,4 +214,6 @@ class Cluster:
             "network": self.network,
             "network_bytes_per_second_per_gpu": self.inter_node_bandwidth,
             "network_assumed": self.network_assumed,
+            "power_limit_watts": self.power_limit_watts,
+            "clock_share": self.clock_share,
         }

@@ -38,6 +38,35 @@ def _choice(field_name: str, value: str, accepted: tuple[str, ...]) -> str:
     return text
 
 
+MOE_DISPATCHES = ("all_to_all", "deepep")
+MOE_DISPATCH_DTYPES = ("bf16", "fp8")
+
+
+@dataclass(frozen=True)
+class MoEOptions:
+    """How a mixture-of-experts stack moves tokens to their experts (``estimate/moe.py``):
+    ``all_to_all`` (NCCL all-to-all of every routed copy) or ``deepep`` (DeepSeek's DeepEP: one
+    copy per destination node over the network, forwarded over NVLink inside it); the dtype of
+    the forward dispatch; and the load of the busiest expert over the mean (1 = balanced)."""
+
+    dispatch: str = "all_to_all"
+    dispatch_dtype: str = "bf16"
+    load_imbalance: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "dispatch", _choice("moe.dispatch", self.dispatch, MOE_DISPATCHES))
+        object.__setattr__(
+            self,
+            "dispatch_dtype",
+            _choice("moe.dispatch_dtype", self.dispatch_dtype, MOE_DISPATCH_DTYPES),
+        )
+        if not self.load_imbalance >= 1.0:
+            raise JobError(
+                f"moe.load_imbalance: the busiest expert's load over the mean, a number >= 1, "
+                f"got {self.load_imbalance!r}"
+            )
+
+
 @dataclass(frozen=True)
 class LoraConfig:
     """LoRA adapters (Hu et al. 2021): rank ``r`` matrices A (d_in x r) and B (r x d_out) on
@@ -95,6 +124,7 @@ class TrainingJob:
     trainable_layers: int | None = None
     fused_loss: bool = False
     compile: bool = False
+    moe: MoEOptions = field(default_factory=MoEOptions)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "method", _choice("method", self.method, METHODS))
