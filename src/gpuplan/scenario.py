@@ -48,6 +48,7 @@ TOP_LEVEL_KEYS = (
     "fused_loss",
     "compile",
     "moe",
+    "fp8_recipe",
     "reliability",
     "startup",
 )
@@ -296,6 +297,7 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
         fused_loss=_boolean(data, "fused_loss", "", False),
         compile=_boolean(data, "compile", "", False),
         moe=_parse_moe(data.get("moe") or {}),
+        fp8_recipe=str(data.get("fp8_recipe", "tensorwise")),
     )
     batch_rule = "scenario"
     if not global_batch:

@@ -34,3 +34,26 @@ def test_fused_loss_moves_a_fifth_of_the_eager_bytes():
     eager = float(loss_traffic_bytes_per_token(model, False, 1))
     assert fused == pytest.approx(6 * model.vocab_size)
     assert eager > 5 * fused
+
+
+def test_fp8_recipes_that_scale_along_an_axis_cast_both_ways():
+    from gpuplan.estimate.traffic import fp8_cast_bytes_per_token
+
+    model = load_model("llama-3.1-8b")
+    tensorwise = float(fp8_cast_bytes_per_token(model, "tensorwise", 1))
+    rowwise = float(fp8_cast_bytes_per_token(model, "rowwise", 1))
+    mx = float(fp8_cast_bytes_per_token(model, "mx", 1))
+    assert rowwise == pytest.approx(tensorwise * 4 / 3)
+    assert mx > rowwise
+
+
+def test_fp8_recipe_is_a_scenario_choice():
+    import gpuplan
+    from gpuplan.errors import InputError
+
+    base = {"model": "llama-3.1-8b", "precision": "fp8", "hardware": {"gpu": "h100-sxm-80gb"}}
+    tensorwise = gpuplan.estimate(base)["throughput"]["breakdown"]["memory_bound"]
+    rowwise = gpuplan.estimate({**base, "fp8_recipe": "rowwise"})["throughput"]["breakdown"]
+    assert rowwise["memory_bound"] > tensorwise
+    with pytest.raises(InputError, match="fp8_recipe"):
+        gpuplan.estimate({**base, "fp8_recipe": "delayed-ish"})

@@ -170,10 +170,14 @@ class ThroughputRow(ValidationRow):
     flops_definition: str | None = None
     peak_flops_assumed: float | None = None
     power_limit_watts: float | None = None
+    fp8_recipe: str | None = None
 
     def scenario(self) -> dict[str, Any]:
-        """The row's scenario, with the GPUs' power limit where the source states one."""
+        """The row's scenario, with the GPUs' power limit and the fp8 scaling recipe where the
+        source states them."""
         scenario = super().scenario()
+        if self.fp8_recipe:
+            scenario["fp8_recipe"] = self.fp8_recipe
         if self.power_limit_watts is not None:
             scenario.setdefault("hardware", {})["power_limit_watts"] = self.power_limit_watts
         return scenario

@@ -74,9 +74,9 @@ from gpuplan.estimate.kernels import (
 from gpuplan.estimate.memory import BF16, lora_params_per_layer
 from gpuplan.estimate.moe import expert_dispatch_seconds
 from gpuplan.estimate.traffic import (
+    fp8_cast_bytes_per_token,
     layer_traffic_bytes_per_token,
     loss_traffic_bytes_per_token,
-    routed_width,
 )
 from gpuplan.hardware.cluster import Cluster
 from gpuplan.hardware.topology import PCIE_X16_BANDWIDTH
@@ -266,8 +266,10 @@ def estimate_step_time(
         + tokens * loss_traffic
     ) / bandwidth
     if dtype == "fp8":
-        memory_bound = memory_bound + fp8_cast_seconds(
-            model, tokens, layers_on_stage, tp, bandwidth
+        memory_bound = (
+            memory_bound
+            + (tokens * layers_on_stage * fp8_cast_bytes_per_token(model, job.fp8_recipe, tp))
+            / bandwidth
         )
     if job.method == "qlora":
         memory_bound = memory_bound + qlora_dequantization_seconds(job, layout, bandwidth)
@@ -465,18 +467,6 @@ def measured_links(measured: MachineMeasurements | None, gpu_id: str) -> dict[st
         for kind in ("network", "ethernet"):
             links[kind] = replace(links[kind], peak_efficiency=measured.network_efficiency)
     return links
-
-
-def fp8_cast_seconds(
-    model: ModelSpec, tokens: FloatArray, layers: FloatArray, tp: FloatArray, bandwidth: float
-) -> FloatArray:
-    """fp8 matmuls need their operands cast: each linear's input in the forward pass, the output
-    gradient and the input again in the backward pass, each cast reading 2 bytes and writing 1
-    (Transformer Engine / torchao float8 delayed or dynamic scaling; the amax reductions ride on
-    the same reads). Per token and layer the linear inputs hold ``2h + q + F`` elements (QKV and
-    MLP inputs, the attention output, the down projection's input), split by TP."""
-    elements = (2.0 * model.hidden_size + model.q_width + routed_width(model)) / tp
-    return np.asarray(3.0 * 3.0 * elements * tokens * layers / bandwidth, dtype=float)
 
 
 def qlora_dequantization_seconds(job: TrainingJob, layout: Layout, bandwidth: float) -> FloatArray:

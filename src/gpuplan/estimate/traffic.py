@@ -50,6 +50,8 @@ from gpuplan.workload.model import ModelSpec
 
 FloatArray = npt.NDArray[np.float64]
 
+BF16_BYTES = 2.0
+
 FUSED_NORM = (4.0, 6.0)
 EAGER_RMSNORM = (32.0, 64.0)
 FUSED_ROPE = (4.0, 4.0)
@@ -120,3 +122,35 @@ def loss_traffic_bytes_per_token(
         np.asarray(fused, dtype=bool), FUSED_LOSS_BYTES_PER_LOGIT, EAGER_LOSS_BYTES_PER_LOGIT
     )
     return np.asarray(per_logit * model.vocab_size / np.asarray(tp, dtype=float), dtype=float)
+
+
+FP8_CASTS_PER_LINEAR = {"tensorwise": 3.0, "rowwise": 4.0, "mx": 4.0, "blockwise": 4.0}
+"""Activation-side casts per linear layer and micro-batch. Per-tensor scaling casts the input in
+the forward pass and the output gradient and the input again in the backward pass (Transformer
+Engine delayed scaling, torchao ``tensorwise``). Scaling along one axis (torchao ``rowwise``,
+MXFP8 blocks of 32, DeepSeek-V3's 1 x 128 tiles) needs the input and the output gradient
+quantized along both axes, since the weight-gradient GEMM reduces over the other one (DeepSeek-V3
+report, section 3.3; OCP Microscaling spec v1.0): four casts."""
+
+FP8_SCALE_BYTES_PER_ELEMENT = {
+    "tensorwise": 0.0,
+    "rowwise": 0.0,
+    "mx": 1.0 / 32.0,
+    "blockwise": 4.0 / 128.0,
+}
+"""Scale bytes written per quantized element: one per tensor or row is negligible; MXFP8 writes an
+8-bit exponent per 32 values, DeepSeek's tiles an fp32 scale per 128."""
+
+FP8_CAST_BYTES = BF16_BYTES + 1.0
+"""A cast reads a bf16 value and writes an fp8 one; the amax reduction rides on the same read."""
+
+
+def fp8_cast_bytes_per_token(model: ModelSpec, recipe: str, tp: npt.ArrayLike) -> FloatArray:
+    """HBM bytes of one layer's fp8 activation casts per token on one rank: the linear inputs hold
+    ``2h + q + F`` elements per token (QKV and MLP inputs, the attention output, the down
+    projection's input), split by TP, cast :data:`FP8_CASTS_PER_LINEAR` times."""
+    elements = (2.0 * model.hidden_size + model.q_width + routed_width(model)) / np.asarray(
+        tp, dtype=float
+    )
+    per_cast = FP8_CAST_BYTES + FP8_SCALE_BYTES_PER_ELEMENT[recipe]
+    return np.asarray(FP8_CASTS_PER_LINEAR[recipe] * per_cast * elements, dtype=float)

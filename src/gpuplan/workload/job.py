@@ -38,6 +38,7 @@ def _choice(field_name: str, value: str, accepted: tuple[str, ...]) -> str:
     return text
 
 
+FP8_RECIPES = ("tensorwise", "rowwise", "mx", "blockwise")
 MOE_DISPATCHES = ("all_to_all", "deepep")
 MOE_DISPATCH_DTYPES = ("bf16", "fp8")
 
@@ -125,8 +126,10 @@ class TrainingJob:
     fused_loss: bool = False
     compile: bool = False
     moe: MoEOptions = field(default_factory=MoEOptions)
+    fp8_recipe: str = "tensorwise"
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "fp8_recipe", _choice("fp8_recipe", self.fp8_recipe, FP8_RECIPES))
         object.__setattr__(self, "method", _choice("method", self.method, METHODS))
         object.__setattr__(
             self, "precision", _choice("precision", self.precision, (*PRECISIONS, "bf16-true"))
