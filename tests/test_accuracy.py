@@ -53,8 +53,10 @@ def test_out_of_memory_rows_are_not_predicted_to_fit(comparisons):
 
 # --- throughput ---------------------------------------------------------------------------------
 
-SPEED_MAPE_BOUND = 0.14
-"""Bound on held-out rows; the model reaches 12.6 % (benchmarks/speed_accuracy.py)."""
+SPEED_MAPE_BOUND = 0.13
+DENSE_SPEED_MAPE_BOUND = 0.12
+"""Bounds on held-out rows, all and dense only; the model reaches 12.6 % and 11.8 %
+(benchmarks/speed_accuracy.py). The six MoE rows (39.8 %) have no bound yet."""
 
 
 @pytest.fixture(scope="module")
@@ -76,6 +78,12 @@ def test_speed_error_on_held_out_rows_is_bounded(prepared_test_rows):
     summary = summarize(errors)
     assert summary.mean_absolute <= SPEED_MAPE_BOUND, summary
     assert abs(summary.bias) <= 0.10, summary
+    dense = [
+        error
+        for error, item in zip(errors, rows, strict=True)
+        if not item.scenario.job.model.is_moe
+    ]
+    assert summarize(dense).mean_absolute <= DENSE_SPEED_MAPE_BOUND
 
 
 def test_speed_model_beats_one_constant_mfu(prepared_test_rows):

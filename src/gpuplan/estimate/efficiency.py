@@ -69,10 +69,12 @@ FIT_BOUNDS: dict[str, tuple[float, float]] = {name: (0.3, 1.5) for name in FITTE
 """Physical range of a residual: a stack keeps at least 30 % of its kernels' speed and cannot
 beat them by more than the kernel tables' own spread."""
 
-FIT_PRIOR = (1.0, 0.3)
+FIT_PRIOR = (1.0, 1.0)
 """Prior of every residual: centred on 1 (the kernel tables describe the stack fully), with a
-standard deviation of 0.3 in ``log`` space; the fit adds ``log(value) / 0.3`` as one more
-residual per constant, so a stack with few rows stays near the kernel-level prediction."""
+standard deviation of 1 in ``log`` space; the fit adds ``log(value)`` as one more residual per
+constant. Weak on purpose: a stack with no rows stays at the kernel-level prediction, a stack
+with rows is decided by them (a prior of 0.3 pulled every residual up and left the fit rows
+10 % over-predicted)."""
 
 
 @dataclass(frozen=True)
