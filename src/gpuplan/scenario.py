@@ -393,10 +393,16 @@ def _parse_startup(value: Any) -> StartupOptions:
     )
 
 
-def _parse_moe(value: Any) -> MoEOptions:
+def _section(value: Any, name: str, keys: tuple[str, ...]) -> Mapping[str, Any]:
+    """A scenario section: a mapping of ``keys`` only."""
     if not isinstance(value, Mapping):
-        raise ScenarioError("moe: expected a mapping of " + ", ".join(MOE_KEYS))
-    _check_keys(value, MOE_KEYS, "moe.")
+        raise ScenarioError(f"{name}: expected a mapping of " + ", ".join(keys))
+    _check_keys(value, keys, f"{name}.")
+    return value
+
+
+def _parse_moe(value: Any) -> MoEOptions:
+    value = _section(value, "moe", MOE_KEYS)
     defaults = MoEOptions()
     imbalance = value.get("load_imbalance", defaults.load_imbalance)
     if isinstance(imbalance, bool) or not isinstance(imbalance, int | float):
@@ -411,9 +417,7 @@ def _parse_moe(value: Any) -> MoEOptions:
 
 
 def _parse_reliability(value: Any) -> ReliabilityOptions:
-    if not isinstance(value, Mapping):
-        raise ScenarioError("reliability: expected a mapping of " + ", ".join(RELIABILITY_KEYS))
-    _check_keys(value, RELIABILITY_KEYS, "reliability.")
+    value = _section(value, "reliability", RELIABILITY_KEYS)
     defaults = ReliabilityOptions()
     rate = value.get("failures_per_gpu_hour", defaults.failures_per_gpu_hour)
     if isinstance(rate, bool) or not isinstance(rate, int | float) or rate < 0:

@@ -7,6 +7,7 @@ import pytest
 from gpuplan.catalog import load_gpu
 from gpuplan.estimate.kernels import (
     HBM_EFFICIENCY,
+    GemmRates,
     alignment_share,
     attention_share_of_peak,
     gemm_share_of_peak,
@@ -34,17 +35,20 @@ service/gpu/model copy @ 372d578b)."""
 def test_gemm_model_follows_the_published_hopper_shape_sweep(shape, measured):
     gpu = load_gpu("h100-sxm-80gb")
     peak = gpu.peak("bf16")
-    share = gemm_share_of_peak(
-        *shape, peak, gpu.matmul_ceiling_share("bf16"), gpu.hbm_bandwidth() * HBM_EFFICIENCY, 2
+    rates = GemmRates(
+        peak, gpu.matmul_ceiling_share("bf16"), gpu.hbm_bandwidth() * HBM_EFFICIENCY, 2
     )
+    share = gemm_share_of_peak(*shape, rates)
     assert float(share) * peak / 1e12 == pytest.approx(measured, rel=0.17)
 
 
 def test_thin_gemms_run_below_square_ones():
     gpu = load_gpu("a100-sxm-80gb")
-    arguments = (gpu.peak("bf16"), gpu.matmul_ceiling_share("bf16"), gpu.hbm_bandwidth() * 0.8, 2)
-    square = gemm_share_of_peak(8192, 8192, 8192, *arguments)
-    thin = gemm_share_of_peak(8192, 256, 8192, *arguments)
+    rates = GemmRates(
+        gpu.peak("bf16"), gpu.matmul_ceiling_share("bf16"), gpu.hbm_bandwidth() * 0.8, 2
+    )
+    square = gemm_share_of_peak(8192, 8192, 8192, rates)
+    thin = gemm_share_of_peak(8192, 256, 8192, rates)
     assert float(thin) < 0.9 * float(square)
     assert float(square) <= gpu.matmul_ceiling_share("bf16")
 

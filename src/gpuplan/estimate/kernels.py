@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -57,14 +58,19 @@ def alignment_share(*sizes: npt.ArrayLike) -> FloatArray | float:
     return np.where(misaligned, MISALIGNED_SHARE, 1.0)
 
 
+@dataclass(frozen=True)
+class GemmRates:
+    """What a GEMM runs at on one GPU: the dtype's dense ``peak`` FLOP/s, the measured MAMF share
+    of it (``ceiling``), the achievable HBM ``bandwidth`` and the operands' ``element_bytes``."""
+
+    peak: float
+    ceiling: float
+    bandwidth: float
+    element_bytes: float
+
+
 def gemm_seconds(
-    m: npt.ArrayLike,
-    n: npt.ArrayLike,
-    k: npt.ArrayLike,
-    peak: float,
-    ceiling: float,
-    bandwidth: float,
-    element_bytes: float,
+    m: npt.ArrayLike, n: npt.ArrayLike, k: npt.ArrayLike, rates: GemmRates
 ) -> FloatArray:
     """Time of an ``m x k`` by ``k x n`` GEMM: ``sqrt(c^2 + t^2) + latency``, the compute
     ``c = 2mnk / (peak * ceiling * q * a)`` and the traffic ``t = (mk + kn + mn) * element_bytes /
@@ -82,26 +88,21 @@ def gemm_seconds(
         * tile_quantization(k_size, TILE_K)
         * alignment_share(m_size, n_size, k_size)
     )
-    compute = flops / (peak * ceiling * quantization)
-    traffic = (m_size * k_size + k_size * n_size + m_size * n_size) * element_bytes
-    return np.asarray(np.hypot(compute, traffic / bandwidth) + GEMM_LATENCY_SECONDS, dtype=float)
+    compute = flops / (rates.peak * rates.ceiling * quantization)
+    traffic = (m_size * k_size + k_size * n_size + m_size * n_size) * rates.element_bytes
+    return np.asarray(
+        np.hypot(compute, traffic / rates.bandwidth) + GEMM_LATENCY_SECONDS, dtype=float
+    )
 
 
 def gemm_share_of_peak(
-    m: npt.ArrayLike,
-    n: npt.ArrayLike,
-    k: npt.ArrayLike,
-    peak: float,
-    ceiling: float,
-    bandwidth: float,
-    element_bytes: float,
+    m: npt.ArrayLike, n: npt.ArrayLike, k: npt.ArrayLike, rates: GemmRates
 ) -> FloatArray:
-    """Share of the dense ``peak`` that the GEMM reaches (:func:`gemm_seconds`)."""
+    """Share of the dense peak that the GEMM reaches (:func:`gemm_seconds`)."""
     flops = (
         2.0 * np.asarray(m, dtype=float) * np.asarray(n, dtype=float) * np.asarray(k, dtype=float)
     )
-    seconds = gemm_seconds(m, n, k, peak, ceiling, bandwidth, element_bytes)
-    return np.asarray(flops / peak / seconds, dtype=float)
+    return np.asarray(flops / rates.peak / gemm_seconds(m, n, k, rates), dtype=float)
 
 
 FUSED_KERNELS_PER_LAYER = 33.0

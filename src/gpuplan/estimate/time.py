@@ -68,6 +68,7 @@ from gpuplan.estimate.kernels import (
     HBM_EFFICIENCY,
     HOST_LAUNCH_SECONDS,
     KERNEL_GAP_SECONDS,
+    GemmRates,
     attention_share_of_peak,
     gemm_share_of_peak,
 )
@@ -151,10 +152,7 @@ def layer_matmul_efficiency(
     model: ModelSpec,
     layout: Layout,
     tokens: FloatArray,
-    peak: float,
-    ceiling: float,
-    bandwidth: float,
-    dtype: str,
+    rates: GemmRates,
 ) -> FloatArray:
     """FLOP-weighted share of ``peak`` that one layer's GEMMs reach, each ``M x K -> N`` at
     :func:`kernels.gemm_share_of_peak` (its forward and both backward GEMMs have the same three
@@ -174,12 +172,11 @@ def layer_matmul_efficiency(
         (np.asarray(expert_tokens), np.asarray(h), np.asarray(gate * width / tp)),
         (np.asarray(expert_tokens), np.asarray(width / tp), np.asarray(h)),
     ]
-    element_bytes = MATMUL_ELEMENT_BYTES[dtype]
     weights = np.zeros_like(tokens, dtype=float)
     times = np.zeros_like(tokens, dtype=float)
     for m_size, k_size, n_size in gemms:
         flops = np.asarray(k_size * n_size, dtype=float)
-        share = gemm_share_of_peak(m_size, n_size, k_size, peak, ceiling, bandwidth, element_bytes)
+        share = gemm_share_of_peak(m_size, n_size, k_size, rates)
         weights = weights + flops
         times = times + flops / share
     return np.asarray(weights / times, dtype=float)
@@ -226,18 +223,9 @@ def estimate_step_time(
     peak = gpu.peak(dtype)
     ceiling = matmul_ceiling(gpu, dtype, measured) * cluster.clock_share
     bandwidth = gpu.hbm_bandwidth() * hbm_efficiency(measured, gpu.id)
-    layer_efficiency = layer_matmul_efficiency(
-        model, layout, tokens, peak, ceiling, bandwidth, dtype
-    )
-    head_efficiency = gemm_share_of_peak(
-        tokens,
-        model.vocab_size / tp,
-        model.hidden_size,
-        peak,
-        ceiling,
-        bandwidth,
-        MATMUL_ELEMENT_BYTES[dtype],
-    )
+    rates = GemmRates(peak, ceiling, bandwidth, MATMUL_ELEMENT_BYTES[dtype])
+    layer_efficiency = layer_matmul_efficiency(model, layout, tokens, rates)
+    head_efficiency = gemm_share_of_peak(tokens, model.vocab_size / tp, model.hidden_size, rates)
     layer_matmul = tokens * linear_per_token * layer_share / tp / (peak * layer_efficiency)
     head_matmul = tokens * hardware_parts["head"] / tp / (peak * head_efficiency)
     matmul = layer_matmul + head_matmul
