@@ -44,18 +44,23 @@ vectorised tensor-core loads: on H100 a SwiGLU MLP with ``d_ff = 10922`` ran at 
 against 398.4 with ``d_ff = 10944`` (stas00/ml-engineering ``training/performance/README.md``)."""
 
 
+def padded(size: npt.ArrayLike, tile: float) -> FloatArray:
+    """``size`` rounded up to whole tiles."""
+    return np.asarray(np.ceil(np.asarray(size, dtype=float) / tile) * tile, dtype=float)
+
+
 def tile_quantization(size: npt.ArrayLike, tile: float) -> FloatArray:
     """Useful share of the work when ``size`` is padded up to whole tiles."""
-    value = np.maximum(np.asarray(size, dtype=float), 1.0)
-    return np.asarray(value / (np.ceil(value / tile) * tile), dtype=float)
+    return np.asarray(np.asarray(size, dtype=float) / padded(size, tile), dtype=float)
 
 
-def alignment_share(*sizes: npt.ArrayLike) -> FloatArray | float:
+def alignment_share(*sizes: npt.ArrayLike) -> FloatArray:
     """:data:`MISALIGNED_SHARE` where any dimension is not a multiple of 8 elements, else 1."""
-    misaligned: Any = False
+    mask = ALIGNMENT_ELEMENTS - 1
+    remainders: Any = 0
     for size in sizes:
-        misaligned = misaligned | (np.asarray(size) % ALIGNMENT_ELEMENTS != 0)
-    return np.where(misaligned, MISALIGNED_SHARE, 1.0)
+        remainders = remainders | (np.asarray(size).astype(np.int64) & mask)
+    return np.where(remainders > 0, MISALIGNED_SHARE, 1.0)
 
 
 @dataclass(frozen=True)
@@ -81,14 +86,8 @@ def gemm_seconds(
     4096^3 and 4096 x 4096 x 256 to 2048) the quadrature sum is within 17 % on every shape, a
     plain ``max`` within 18 % but above on most (``tests/estimate/test_kernels.py``)."""
     m_size, n_size, k_size = (np.asarray(x, dtype=float) for x in (m, n, k))
-    flops = 2.0 * m_size * n_size * k_size
-    quantization = (
-        tile_quantization(m_size, TILE_M)
-        * tile_quantization(n_size, TILE_N)
-        * tile_quantization(k_size, TILE_K)
-        * alignment_share(m_size, n_size, k_size)
-    )
-    compute = flops / (rates.peak * rates.ceiling * quantization)
+    padded_flops = 2.0 * padded(m_size, TILE_M) * padded(n_size, TILE_N) * padded(k_size, TILE_K)
+    compute = padded_flops / (rates.peak * rates.ceiling * alignment_share(m_size, n_size, k_size))
     traffic = (m_size * k_size + k_size * n_size + m_size * n_size) * rates.element_bytes
     return np.asarray(
         np.hypot(compute, traffic / rates.bandwidth) + GEMM_LATENCY_SECONDS, dtype=float

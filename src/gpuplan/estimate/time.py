@@ -157,29 +157,32 @@ def layer_matmul_efficiency(
     """FLOP-weighted share of ``peak`` that one layer's GEMMs reach, each ``M x K -> N`` at
     :func:`kernels.gemm_share_of_peak` (its forward and both backward GEMMs have the same three
     dimensions); weighted harmonically by FLOPs, since the times add. Routed experts run
-    grouped GEMMs of the tokens each expert receives."""
-    tp = layout.tp.astype(float)
+    grouped GEMMs of the tokens each expert receives. The shapes depend on the micro-batch's
+    tokens, TP and EP only, so each distinct triple is computed once."""
+    shape = np.broadcast(tokens, layout.tp, layout.ep).shape
+    token_rows = np.broadcast_to(tokens, shape).ravel()
+    tp_rows = np.broadcast_to(layout.tp, shape).ravel().astype(float)
+    ep_rows = np.broadcast_to(layout.ep, shape).ravel().astype(float)
+    key = token_rows * 1e6 + tp_rows * 1e3 + ep_rows
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    tp, ep, m = tp_rows[first], ep_rows[first], token_rows[first]
     h = float(model.hidden_size)
     width = float(model.moe_intermediate_size if model.is_moe else model.intermediate_size)
     gate = 2.0 if model.gated_mlp else 1.0
-    expert_tokens = tokens * (
-        model.num_experts_per_token / model.num_experts if model.is_moe else 1.0
-    )
-    expert_tokens = expert_tokens * (layout.ep if model.is_moe else 1)
-    gemms: list[tuple[FloatArray, FloatArray, FloatArray]] = [
-        (tokens, np.asarray(h), np.asarray((model.q_width + 2 * model.kv_width) / tp)),
-        (tokens, np.asarray(model.q_width / tp), np.asarray(h)),
-        (np.asarray(expert_tokens), np.asarray(h), np.asarray(gate * width / tp)),
-        (np.asarray(expert_tokens), np.asarray(width / tp), np.asarray(h)),
+    expert_m = m * (model.num_experts_per_token / model.num_experts * ep if model.is_moe else 1.0)
+    gemms = [
+        (m, np.full_like(m, h), (model.q_width + 2 * model.kv_width) / tp),
+        (m, model.q_width / tp, np.full_like(m, h)),
+        (expert_m, np.full_like(m, h), gate * width / tp),
+        (expert_m, width / tp, np.full_like(m, h)),
     ]
-    weights = np.zeros_like(tokens, dtype=float)
-    times = np.zeros_like(tokens, dtype=float)
+    weights = np.zeros_like(m)
+    times = np.zeros_like(m)
     for m_size, k_size, n_size in gemms:
-        flops = np.asarray(k_size * n_size, dtype=float)
-        share = gemm_share_of_peak(m_size, n_size, k_size, rates)
+        flops = k_size * n_size
         weights = weights + flops
-        times = times + flops / share
-    return np.asarray(weights / times, dtype=float)
+        times = times + flops / gemm_share_of_peak(m_size, n_size, k_size, rates)
+    return np.asarray((weights / times)[inverse].reshape(shape), dtype=float)
 
 
 def estimate_step_time(
