@@ -49,6 +49,7 @@ TOP_LEVEL_KEYS = (
     "compile",
     "moe",
     "fp8_recipe",
+    "tp_comm_overlap",
     "reliability",
     "startup",
 )
@@ -298,6 +299,7 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
         compile=_boolean(data, "compile", "", False),
         moe=_parse_moe(data.get("moe") or {}),
         fp8_recipe=str(data.get("fp8_recipe", "tensorwise")),
+        tp_comm_overlap=_boolean(data, "tp_comm_overlap", "", False),
     )
     batch_rule = "scenario"
     if not global_batch:

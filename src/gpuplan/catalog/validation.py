@@ -129,8 +129,11 @@ class ValidationRow:
             scenario["fused_loss"] = True
         if self.compile:
             scenario["compile"] = True
-        if "deepep" in (self.framework_detail or "").lower():
+        detail = (self.framework_detail or "").lower()
+        if "deepep" in detail:
             scenario["moe"] = {"dispatch": "deepep"}
+        if "tp-comm-overlap" in detail or "async tp" in detail or "asynctp" in detail:
+            scenario["tp_comm_overlap"] = True
         if hardware:
             scenario["hardware"] = hardware
         strategy = {

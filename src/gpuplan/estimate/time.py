@@ -16,7 +16,8 @@ micro-batch of ``b * s / cp`` tokens costs:
 Communication (``comm.py``, on the cluster's own links: NVLink, PCIe with or without
 peer-to-peer, an RDMA network or TCP Ethernet): tensor parallel all-reduces (or all-gather +
 reduce-scatter under sequence parallelism, the same volume) four per layer and micro-batch, six
-with full recompute, a fitted share exposed; context-parallel K/V exchange hidden behind
+with full recompute, exposed, or pipelined with their GEMMs under ``tp_comm_overlap``
+(:func:`tensor_parallel_overlap_exposed`); context-parallel K/V exchange hidden behind
 attention; expert all-to-alls four per MoE layer, exposed, with the dispatch's own
 deduplication and dtype (``moe.py``); pipeline sends at each stage
 boundary, exposed, except under Megatron's interleaved schedule, which sends one model chunk's
@@ -280,13 +281,13 @@ def estimate_step_time(
     groups = parallel_groups(layout)
     activation_bytes = tokens * model.hidden_size * BF16
     tp_collectives = np.where(layout.recompute == RECOMPUTE_FULL, 6.0, 4.0)
-    tensor_parallel = (
-        layers_on_stage
-        * tp_collectives
-        * collective_seconds(
-            "all_reduce", activation_bytes, groups["tp"].size, groups["tp"].stride, cluster, links
-        )
+    tp_collective = collective_seconds(
+        "all_reduce", activation_bytes, groups["tp"].size, groups["tp"].stride, cluster, links
     )
+    if job.tp_comm_overlap:
+        paired_gemm = layer_matmul / np.maximum(layers_on_stage, 1.0) / tp_collectives
+        tp_collective = tensor_parallel_overlap_exposed(tp_collective, paired_gemm, tp)
+    tensor_parallel = layers_on_stage * tp_collectives * tp_collective
     kv_bytes = tokens * 2 * model.kv_width * BF16 / tp
     ring = (
         3.0
@@ -397,6 +398,19 @@ def estimate_step_time(
         breakdown={name: np.asarray(value, dtype=float) for name, value in breakdown.items()},
         matmul_dtype=dtype,
     )
+
+
+def tensor_parallel_overlap_exposed(
+    collective: FloatArray, paired_gemm: FloatArray, tp: FloatArray
+) -> FloatArray:
+    """Exposed seconds of one tensor-parallel collective split into ``tp`` chunks and pipelined
+    with the GEMM it feeds or follows (Transformer Engine's userbuffer all-gather/reduce-scatter
+    overlap, ``tp_comm_overlap`` in Megatron-Core; torchtitan's async TP, which decomposes the
+    collective matmul the same way, Wang et al. 2022): the first chunk waits, the rest hides
+    behind the GEMM until the link is the slower, ``c / tp + max(0, c (tp - 1) / tp - g)``."""
+    chunks = np.maximum(tp, 1.0)
+    rest = collective * (chunks - 1.0) / chunks
+    return np.asarray(collective / chunks + np.maximum(rest - paired_gemm, 0.0), dtype=float)
 
 
 def overlapped_seconds(

@@ -1,0 +1,30 @@
+"""Tensor-parallel communication pipelined with its GEMMs (tp_comm_overlap)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gpuplan
+from gpuplan.estimate.time import tensor_parallel_overlap_exposed
+
+
+def test_overlap_leaves_the_first_chunk_and_what_outlasts_the_gemm():
+    collective, gemm, tp = np.array(8.0), np.array(10.0), np.array(8.0)
+    assert float(tensor_parallel_overlap_exposed(collective, gemm, tp)) == pytest.approx(1.0)
+    slow_link = float(tensor_parallel_overlap_exposed(np.array(20.0), gemm, tp))
+    assert slow_link == pytest.approx(20 / 8 + (20 * 7 / 8 - 10))
+
+
+def test_overlap_hides_most_tensor_parallel_time():
+    scenario = {
+        "model": "llama-3.1-70b",
+        "seq_len": 4096,
+        "global_batch": 256,
+        "hardware": {"gpu": "h100-sxm-80gb", "count": 64},
+        "strategy": {"tp": 8, "pp": 2},
+    }
+    plain = gpuplan.estimate(scenario)["throughput"]
+    overlapped = gpuplan.estimate({**scenario, "tp_comm_overlap": True})["throughput"]
+    assert overlapped["breakdown"]["tensor_parallel"] < 0.5 * plain["breakdown"]["tensor_parallel"]
+    assert overlapped["tokens_per_second"] > plain["tokens_per_second"]
