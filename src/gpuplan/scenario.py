@@ -50,6 +50,7 @@ TOP_LEVEL_KEYS = (
     "moe",
     "fp8_recipe",
     "tp_comm_overlap",
+    "fused_kernels",
     "reliability",
     "startup",
 )
@@ -300,6 +301,7 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
         moe=_parse_moe(data.get("moe") or {}),
         fp8_recipe=str(data.get("fp8_recipe", "tensorwise")),
         tp_comm_overlap=_boolean(data, "tp_comm_overlap", "", False),
+        fused_kernels=_boolean(data, "fused_kernels", "", False),
     )
     batch_rule = "scenario"
     if not global_batch:

@@ -57,3 +57,13 @@ def test_fp8_recipe_is_a_scenario_choice():
     assert rowwise["memory_bound"] > tensorwise
     with pytest.raises(InputError, match="fp8_recipe"):
         gpuplan.estimate({**base, "fp8_recipe": "delayed-ish"})
+
+
+def test_fused_kernels_cut_the_memory_bound_time_of_an_eager_stack():
+    import gpuplan
+
+    base = {"model": "llama-3.1-8b", "framework": "hf", "hardware": {"gpu": "rtx-4090-24gb"}}
+    eager = gpuplan.estimate(base)["throughput"]
+    fused = gpuplan.estimate({**base, "fused_kernels": True})["throughput"]
+    assert fused["breakdown"]["memory_bound"] < 0.6 * eager["breakdown"]["memory_bound"]
+    assert fused["tokens_per_second"] > eager["tokens_per_second"]

@@ -132,6 +132,8 @@ class ValidationRow:
         detail = (self.framework_detail or "").lower()
         if "deepep" in detail:
             scenario["moe"] = {"dispatch": "deepep"}
+        if "fused" in detail:
+            scenario["fused_kernels"] = True
         if "tp-comm-overlap" in detail or "async tp" in detail or "asynctp" in detail:
             scenario["tp_comm_overlap"] = True
         if hardware:

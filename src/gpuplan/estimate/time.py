@@ -247,7 +247,7 @@ def estimate_step_time(
     )
     attention = attention_core / (attention_peak * attention_shares[codes] * cluster.clock_share)
 
-    fused = (profile_values(codes, "fused_kernels") > 0) | job.compile
+    fused = (profile_values(codes, "fused_kernels") > 0) | job.compile | job.fused_kernels
     forward_traffic, backward_traffic = layer_traffic_bytes_per_token(
         model, fused, tp, layout.sequence_parallel
     )

@@ -23,9 +23,9 @@ MoE permutation   gather and scatter of each        the same
 ================= ================================ =============================================
 
 The fused column is Megatron-Core with Transformer Engine or Apex (fused RMSNorm/LayerNorm,
-``bias_swiglu``, fused RoPE; ``megatron/core/fusions``), the FlashAttention repository's
-training scripts (``flash_attn/ops``: fused dense, fused add + norm) and any stack under
-``torch.compile``, whose Inductor backend fuses each chain of pointwise ops into one kernel
+``bias_swiglu``, fused RoPE; ``megatron/core/fusions``), any stack with ``fused_kernels: true``
+(the FlashAttention repository's ``flash_attn/ops``, Liger or Unsloth kernels: fused norm, RoPE,
+SwiGLU and cross-entropy) and any stack under ``torch.compile``, whose Inductor backend fuses each chain of pointwise ops into one kernel
 (PyTorch 2 paper, Ansel et al. 2024, section 4). The eager column follows the op sequences of
 torchtitan's ``RMSNorm``/``apply_rotary_emb`` (``torchtitan/models/llama3/model``) and Hugging
 Face's ``LlamaRMSNorm``/``apply_rotary_pos_emb``. A backward of a chain of pointwise ops reads the

@@ -128,6 +128,7 @@ class TrainingJob:
     moe: MoEOptions = field(default_factory=MoEOptions)
     fp8_recipe: str = "tensorwise"
     tp_comm_overlap: bool = False
+    fused_kernels: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fp8_recipe", _choice("fp8_recipe", self.fp8_recipe, FP8_RECIPES))
