@@ -55,8 +55,8 @@ def test_out_of_memory_rows_are_not_predicted_to_fit(comparisons):
 
 SPEED_MAPE_BOUND = 0.13
 DENSE_SPEED_MAPE_BOUND = 0.12
-"""Bounds on held-out rows, all and dense only; the model reaches 12.6 % and 11.8 %
-(benchmarks/speed_accuracy.py). The six MoE rows (39.8 %) have no bound yet."""
+"""Bounds on held-out rows, all and dense only; the model reaches 12.9 % and 11.99 %
+(benchmarks/speed_accuracy.py). The six MoE rows (40 %) have no bound yet."""
 
 
 @pytest.fixture(scope="module")
