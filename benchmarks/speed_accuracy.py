@@ -18,7 +18,7 @@ from collections import defaultdict
 
 from gpuplan.accuracy import (
     PAIRED_FIELDS,
-    HeldOutPrediction,
+    PreparedThroughputRow,
     constant_mfu_prediction,
     fitted_constant_mfu,
     leave_one_source_out,
@@ -46,8 +46,7 @@ def main() -> None:
         return
     rows, skipped = prepare_throughput_rows(arguments.use)
     baseline_mfu = fitted_constant_mfu()
-    model_errors: dict[str, list[float]] = defaultdict(list)
-    baseline_errors: dict[str, list[float]] = defaultdict(list)
+    baseline_list: list[float] = []
     if arguments.rows:
         print(
             f"{'row':62} {'measured':>9} {'gpuplan':>9} {'error':>7} {'baseline':>9} {'error':>7}"
@@ -59,8 +58,7 @@ def main() -> None:
         predictions[item.row.id] = predicted
         error = relative_error(predicted, item.measured)
         baseline_error = (baseline - item.measured) / item.measured
-        model_errors[item.row.source].append(error)
-        baseline_errors[item.row.source].append(baseline_error)
+        baseline_list.append(baseline_error)
         if arguments.rows:
             print(
                 f"{item.row.id:62} {item.measured:9.0f} {predicted:9.0f} {error:+7.1%} {baseline:9.0f} {baseline_error:+7.1%}"
@@ -74,29 +72,13 @@ def main() -> None:
     print(
         f"{'source':44} {'rows':>5} {'MAPE':>7} {'median':>7} {'bias':>7} | {'baseline MAPE':>13} {'bias':>7}"
     )
-    everything, everything_baseline = [], []
-    for source in sorted(model_errors):
-        summary, base = summarize(model_errors[source]), summarize(baseline_errors[source])
-        everything += model_errors[source]
-        everything_baseline += baseline_errors[source]
-        print(
-            f"{source:44} {summary.count:5} {summary.mean_absolute:7.1%} {summary.median_absolute:7.1%} {summary.bias:+7.1%} | {base.mean_absolute:13.1%} {base.bias:+7.1%}"
-        )
-    total, base = summarize(everything), summarize(everything_baseline)
-    print(
-        f"{'all':44} {total.count:5} {total.mean_absolute:7.1%} {total.median_absolute:7.1%} {total.bias:+7.1%} | {base.mean_absolute:13.1%} {base.bias:+7.1%}"
+    print_error_table(
+        [
+            (item, relative_error(predictions[item.row.id], item.measured), baseline_error)
+            for item, baseline_error in zip(rows, baseline_list, strict=True)
+        ],
+        median=True,
     )
-    for label, moe in (("dense", False), ("MoE", True)):
-        errors = [
-            relative_error(predictions[item.row.id], item.measured)
-            for item in rows
-            if item.scenario.job.model.is_moe == moe
-        ]
-        if errors:
-            part = summarize(errors)
-            print(
-                f"{label:44} {part.count:5} {part.mean_absolute:7.1%} {part.median_absolute:7.1%} {part.bias:+7.1%}"
-            )
     print(f"not modelled: {len(skipped)} rows")
     regrets = ranking_regrets(rows, predictions)
     if regrets:
@@ -132,29 +114,46 @@ def print_leave_one_source_out() -> None:
     print(
         f"{'left out':44} {'rows':>5} {'MAPE':>7} {'bias':>7} | {'baseline MAPE':>13} {'bias':>7}"
     )
-    by_source: dict[str, list[HeldOutPrediction]] = defaultdict(list)
-    for prediction in held_out:
-        by_source[prediction.item.row.source].append(prediction)
-    model_all: list[float] = []
-    baseline_all: list[float] = []
-    for source, predictions in sorted(by_source.items()):
-        errors = [relative_error(p.predicted, p.item.measured) for p in predictions]
-        baseline = [relative_error(p.baseline, p.item.measured) for p in predictions]
-        summary, base = summarize(errors), summarize(baseline)
-        model_all += errors
-        baseline_all += baseline
-        print(
-            f"{source:44} {summary.count:5} {summary.mean_absolute:7.1%} {summary.bias:+7.1%} | {base.mean_absolute:13.1%} {base.bias:+7.1%}"
-        )
-    total, base = summarize(model_all), summarize(baseline_all)
-    print(
-        f"{'all':44} {total.count:5} {total.mean_absolute:7.1%} {total.bias:+7.1%} | {base.mean_absolute:13.1%} {base.bias:+7.1%}"
+    print_error_table(
+        [
+            (
+                p.item,
+                relative_error(p.predicted, p.item.measured),
+                relative_error(p.baseline, p.item.measured),
+            )
+            for p in held_out
+        ],
+        median=False,
     )
+
+
+def error_line(label: str, errors: list[float], baseline: list[float] | None, median: bool) -> str:
+    """One table line: rows, MAPE, (median,) bias, and the baseline's MAPE and bias."""
+    summary = summarize(errors)
+    line = f"{label:44} {summary.count:5} {summary.mean_absolute:7.1%}"
+    if median:
+        line += f" {summary.median_absolute:7.1%}"
+    line += f" {summary.bias:+7.1%}"
+    if baseline is not None:
+        base = summarize(baseline)
+        line += f" | {base.mean_absolute:13.1%} {base.bias:+7.1%}"
+    return line
+
+
+def print_error_table(
+    compared: list[tuple[PreparedThroughputRow, float, float]], median: bool
+) -> None:
+    """Per source, all rows, then dense and MoE rows: gpuplan's errors against the baseline's."""
+    by_source: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for item, error, baseline in compared:
+        by_source[item.row.source].append((error, baseline))
+    for source, pairs in sorted(by_source.items()):
+        print(error_line(source, [e for e, _ in pairs], [b for _, b in pairs], median))
+    print(error_line("all", [e for _, e, _ in compared], [b for _, _, b in compared], median))
     for label, moe in (("dense", False), ("MoE", True)):
-        chosen = [p for p in held_out if p.item.scenario.job.model.is_moe == moe]
-        if chosen:
-            part = summarize([relative_error(p.predicted, p.item.measured) for p in chosen])
-            print(f"{label:44} {part.count:5} {part.mean_absolute:7.1%} {part.bias:+7.1%}")
+        errors = [e for item, e, _ in compared if item.scenario.job.model.is_moe == moe]
+        if errors:
+            print(error_line(label, errors, None, median))
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from gpuplan.estimate.kernels import (
     alignment_share,
     attention_share_of_peak,
     gemm_share_of_peak,
-    tile_quantization,
+    padded,
 )
 
 XLA_HOPPER_BF16_TFLOPS = {
@@ -54,8 +54,8 @@ def test_thin_gemms_run_below_square_ones():
 
 
 def test_padding_and_misalignment_cost_what_they_waste():
-    assert float(tile_quantization(129, 128)) == pytest.approx(129 / 256)
-    assert float(tile_quantization(4096, 128)) == 1.0
+    assert float(padded(129, 128)) == 256
+    assert float(padded(4096, 128)) == 4096
     assert float(alignment_share(4096, 10922, 4096)) == pytest.approx(272.7 / 398.4)
     assert float(alignment_share(4096, 10944, 4096)) == 1.0
 

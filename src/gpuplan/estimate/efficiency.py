@@ -28,11 +28,9 @@ import numpy.typing as npt
 
 from gpuplan.hardware.gpu import GPUSpec
 
-STACKS = ("megatron", "fsdp", "hf")
-"""The stacks with a fitted residual. DeepSpeed has no published throughput among the fit rows;
-its ZeRO engine drives the same eager Hugging Face models, so it takes ``hf``'s residual."""
-
 STACK_OF_FRAMEWORK = {"megatron": "megatron", "fsdp": "fsdp", "deepspeed": "hf", "hf": "hf"}
+"""The residual each framework takes. DeepSpeed has no published throughput among the fit rows;
+its ZeRO engine drives the same eager Hugging Face models, so it takes ``hf``'s."""
 
 
 @dataclass(frozen=True)

@@ -45,13 +45,9 @@ against 398.4 with ``d_ff = 10944`` (stas00/ml-engineering ``training/performanc
 
 
 def padded(size: npt.ArrayLike, tile: float) -> FloatArray:
-    """``size`` rounded up to whole tiles."""
+    """``size`` rounded up to whole tiles: the work a GEMM does on a dimension that is not a
+    multiple of its tile (tile quantization)."""
     return np.asarray(np.ceil(np.asarray(size, dtype=float) / tile) * tile, dtype=float)
-
-
-def tile_quantization(size: npt.ArrayLike, tile: float) -> FloatArray:
-    """Useful share of the work when ``size`` is padded up to whole tiles."""
-    return np.asarray(np.asarray(size, dtype=float) / padded(size, tile), dtype=float)
 
 
 def alignment_share(*sizes: npt.ArrayLike) -> FloatArray:
@@ -78,10 +74,10 @@ def gemm_seconds(
     m: npt.ArrayLike, n: npt.ArrayLike, k: npt.ArrayLike, rates: GemmRates
 ) -> FloatArray:
     """Time of an ``m x k`` by ``k x n`` GEMM: ``sqrt(c^2 + t^2) + latency``, the compute
-    ``c = 2mnk / (peak * ceiling * q * a)`` and the traffic ``t = (mk + kn + mn) * element_bytes /
-    bandwidth`` added in quadrature (a kernel overlaps its loads with its math only in part),
-    with ``ceiling`` the GPU's measured MAMF share of ``peak``, ``q`` the tile quantization of the
-    three dimensions, ``a`` :func:`alignment_share`, ``bandwidth`` the achievable HBM bandwidth
+    ``c = 2 M N K / (peak * ceiling * a)`` on the dimensions :func:`padded` to whole tiles and
+    the traffic ``t = (mk + kn + mn) * element_bytes / bandwidth`` added in quadrature (a kernel
+    overlaps its loads with its math only in part), with ``ceiling`` the GPU's measured MAMF
+    share of ``peak``, ``a`` :func:`alignment_share`, ``bandwidth`` the achievable HBM bandwidth
     and :data:`GEMM_LATENCY_SECONDS`. Against XLA's measured Hopper table (shapes 512^3 to
     4096^3 and 4096 x 4096 x 256 to 2048) the quadrature sum is within 17 % on every shape, a
     plain ``max`` within 18 % but above on most (``tests/estimate/test_kernels.py``)."""

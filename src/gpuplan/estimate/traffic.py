@@ -46,11 +46,10 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from gpuplan.estimate.memory import BF16
 from gpuplan.workload.model import ModelSpec
 
 FloatArray = npt.NDArray[np.float64]
-
-BF16_BYTES = 2.0
 
 FUSED_NORM = (4.0, 6.0)
 EAGER_RMSNORM = (32.0, 64.0)
@@ -141,7 +140,7 @@ FP8_SCALE_BYTES_PER_ELEMENT = {
 """Scale bytes written per quantized element: one per tensor or row is negligible; MXFP8 writes an
 8-bit exponent per 32 values, DeepSeek's tiles an fp32 scale per 128."""
 
-FP8_CAST_BYTES = BF16_BYTES + 1.0
+FP8_CAST_BYTES = BF16 + 1.0
 """A cast reads a bf16 value and writes an fp8 one; the amax reduction rides on the same read."""
 
 
