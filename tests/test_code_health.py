@@ -43,3 +43,10 @@ def test_import_does_not_load_heavy_modules():
     code = "import sys, gpuplan; heavy = [m for m in ('numpy', 'typer', 'rich', 'yaml') if m in sys.modules]; print(heavy)"
     result = _run(sys.executable, "-c", code)
     assert result.stdout.strip() == "[]", result.stdout + result.stderr
+
+
+def test_generated_plan_table_is_current():
+    """docs/plan.md is generated from the catalog and the models; a change to either reruns
+    ``python scripts/plan_table.py``."""
+    result = _run(sys.executable, "scripts/plan_table.py", "--check")
+    assert result.returncode == 0, result.stderr
