@@ -51,6 +51,7 @@ TOP_LEVEL_KEYS = (
     "fp8_recipe",
     "tp_comm_overlap",
     "fused_kernels",
+    "attention_kernel",
     "reliability",
     "startup",
 )
@@ -302,6 +303,7 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
         fp8_recipe=str(data.get("fp8_recipe", "tensorwise")),
         tp_comm_overlap=_boolean(data, "tp_comm_overlap", "", False),
         fused_kernels=_boolean(data, "fused_kernels", "", False),
+        attention_kernel=str(data["attention_kernel"]) if data.get("attention_kernel") else None,
     )
     batch_rule = "scenario"
     if not global_batch:

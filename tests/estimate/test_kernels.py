@@ -84,3 +84,15 @@ def test_attention_share_grows_with_length_and_head_dimension():
         )
         / 2
     )
+
+
+def test_a_scenario_can_name_its_attention_kernel():
+    import gpuplan
+    from gpuplan.errors import InputError
+
+    base = {"model": "llama-3.1-8b", "framework": "fsdp", "hardware": {"gpu": "h100-sxm-80gb"}}
+    flash = gpuplan.estimate(base)["throughput"]["breakdown"]["attention"]
+    cudnn = gpuplan.estimate({**base, "attention_kernel": "cudnn"})["throughput"]["breakdown"]
+    assert cudnn["attention"] < 0.8 * flash
+    with pytest.raises(InputError, match="attention_kernel"):
+        gpuplan.estimate({**base, "attention_kernel": "flash9"})

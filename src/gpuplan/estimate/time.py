@@ -237,7 +237,8 @@ def estimate_step_time(
     attention_peak = gpu.half_precision_peak()
     attention_core = tokens * hardware_parts["attention_core"] * layer_share / tp
     kernels_by_code = [
-        PROFILES[name].attention_kernel if flash_attention else "eager" for name in FRAMEWORK_CODES
+        (job.attention_kernel or PROFILES[name].attention_kernel) if flash_attention else "eager"
+        for name in FRAMEWORK_CODES
     ]
     attention_shares = np.array(
         [

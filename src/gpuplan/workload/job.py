@@ -39,6 +39,7 @@ def _choice(field_name: str, value: str, accepted: tuple[str, ...]) -> str:
 
 
 FP8_RECIPES = ("tensorwise", "rowwise", "mx", "blockwise")
+ATTENTION_KERNELS = ("flash2", "cudnn", "eager")
 MOE_DISPATCHES = ("all_to_all", "deepep")
 MOE_DISPATCH_DTYPES = ("bf16", "fp8")
 
@@ -129,6 +130,7 @@ class TrainingJob:
     fp8_recipe: str = "tensorwise"
     tp_comm_overlap: bool = False
     fused_kernels: bool = False
+    attention_kernel: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fp8_recipe", _choice("fp8_recipe", self.fp8_recipe, FP8_RECIPES))
