@@ -134,6 +134,12 @@ class TrainingJob:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fp8_recipe", _choice("fp8_recipe", self.fp8_recipe, FP8_RECIPES))
+        if self.attention_kernel is not None:
+            object.__setattr__(
+                self,
+                "attention_kernel",
+                _choice("attention_kernel", self.attention_kernel, ATTENTION_KERNELS),
+            )
         object.__setattr__(self, "method", _choice("method", self.method, METHODS))
         object.__setattr__(
             self, "precision", _choice("precision", self.precision, (*PRECISIONS, "bf16-true"))
