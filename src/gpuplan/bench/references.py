@@ -87,7 +87,7 @@ def matmul_reference(gpu_id: str | None, dtype: str) -> Reference | None:
         return None
     if dtype not in gpu.achievable_matmul:
         return None
-    source, _ = gpu.source_of("achievable_matmul")
+    source, _ = gpu.source_of(f"achievable_matmul.{dtype}")
     return Reference(float(gpu.achievable_matmul[dtype]), source)
 
 
