@@ -1,17 +1,23 @@
-"""Step time of a training layout: a roofline per operation, communication on the real topology,
-the pipeline bubble and the optimizer step.
+"""Step time of a training layout: each kernel from published measurements, communication on
+the real topology, the pipeline bubble and the optimizer step.
 
 For one rank of the slowest pipeline stage (``ceil(L / pp)`` layers and the output head), one
 micro-batch of ``b * s / cp`` tokens costs:
 
-- **matmuls** at ``peak(dtype) * efficiency``: the dtype's dense peak (fp8 speeds up the matmuls
-  only), the GPU's measured MAMF ceiling (``efficiency.py``), a fitted share of it, and a factor
-  ``x / (x + half)`` for each GEMM dimension x, so that the thin matmuls left after tensor
-  parallelism run below peak. Hardware FLOPs include recompute (``flops.py``).
-- **attention core** (flash attention) at a fitted share of the bf16 peak.
-- **memory-bound ops** (norms, activations, RoPE, residual adds, the loss): bytes moved, a fitted
-  multiple of the activation bytes the layer saves (``memory.py``), at a share of HBM bandwidth.
-- **a fixed overhead** per layer (kernel launches and synchronisation).
+- **matmuls**: each of a layer's GEMMs (QKV, output, gate-and-up, down; the head) at
+  :func:`kernels.gemm_seconds`: the dtype's dense peak (fp8 speeds up the matmuls only) at the
+  GPU's measured MAMF ceiling, HBM traffic, tiles and alignment, so that the thin matmuls left
+  after tensor parallelism and the grouped GEMMs of experts run below peak. Hardware FLOPs
+  include recompute (``flops.py``).
+- **attention core** at the measured forward + backward rate of the stack's kernel
+  (:func:`kernels.attention_share_of_peak`: FlashAttention-2, cuDNN or the eager path).
+- **memory-bound ops** (norms, RoPE, SwiGLU, residual adds, MoE permutation, the loss, fp8
+  casts, QLoRA dequantization): their bytes (``traffic.py``), fused or eager, at the
+  achievable HBM bandwidth.
+- **kernel floors**: the shortest kernel's GPU time per kernel, and the host's launch time
+  where a layer's kernels finish sooner than it can launch them.
+- all of it divided by the stack's fitted residual (``efficiency.py``), and the compute-bound
+  kernels slowed by a power limit (``Cluster.clock_share``).
 
 Communication (``comm.py``, on the cluster's own links: NVLink, PCIe with or without
 peer-to-peer, an RDMA network or TCP Ethernet): tensor parallel all-reduces (or all-gather +
@@ -19,18 +25,16 @@ reduce-scatter under sequence parallelism, the same volume) four per layer and m
 with full recompute, exposed, or pipelined with their GEMMs under ``tp_comm_overlap``
 (:func:`tensor_parallel_overlap_exposed`); context-parallel K/V exchange hidden behind
 attention; expert all-to-alls four per MoE layer, exposed, with the dispatch's own
-deduplication and dtype (``moe.py``); pipeline sends at each stage
-boundary, exposed, except under Megatron's interleaved schedule, which sends one model chunk's
-activations while the next chunk computes (``overlap_p2p_comm``), so only what outlasts a
-chunk's forward or backward shows. Data-parallel traffic hides only behind the compute it can overlap with,
-layer by layer (:func:`zero3_exposed_seconds`, :func:`overlapped_seconds`): ZeRO-3/FSDP
-gathers each layer's parameters under the previous layer's forward and backward and
-reduce-scatters its gradients under the next layer's backward, every micro-batch; ZeRO-0/1/2
-reduce the gradients bucket by bucket under the last micro-batch's backward, and the sharded
-optimizer's parameter all-gather runs under the next forward where the framework overlaps it
-(``frameworks.py``), exposed otherwise. The first and last layer's share is never hidden. The
-share of compute time during which communication runs at full speed is a fitted constant
-(``data_parallel_overlap``).
+deduplication and dtype (``moe.py``); pipeline sends at each stage boundary, exposed, except
+under Megatron's interleaved schedule, which sends one model chunk's activations while the next
+chunk computes (``overlap_p2p_comm``), so only what outlasts a chunk's forward or backward
+shows. Data-parallel traffic hides only behind the compute it can overlap with, layer by layer
+(:func:`zero3_exposed_seconds`, :func:`overlapped_seconds`): ZeRO-3/FSDP gathers each layer's
+parameters under the previous layer's forward and backward and reduce-scatters its gradients
+under the next layer's backward, every micro-batch; ZeRO-0/1/2 reduce the gradients bucket by
+bucket under the last micro-batch's backward, and the sharded optimizer's parameter all-gather
+runs under the next forward where the framework overlaps it (``frameworks.py``), exposed
+otherwise. The first and last layer's share is never hidden.
 
 The step is ``(m + (pp - 1)/vpp) * t_microbatch`` (1F1B and interleaved schedules; Narayanan et
 al. 2021, section 2.2) plus the exposed gradient synchronisation and the optimizer step.
