@@ -18,7 +18,7 @@ own measurements.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -44,9 +44,6 @@ class Efficiency:
     megatron: float = 1.0
     fsdp: float = 1.0
     hf: float = 1.0
-
-    def with_values(self, **values: float) -> Efficiency:
-        return replace(self, **values)
 
     def as_dict(self) -> dict[str, float]:
         return {f.name: float(getattr(self, f.name)) for f in fields(self)}

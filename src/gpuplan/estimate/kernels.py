@@ -59,6 +59,10 @@ def alignment_share(*sizes: npt.ArrayLike) -> FloatArray:
     return np.where(remainders > 0, MISALIGNED_SHARE, 1.0)
 
 
+MATMUL_ELEMENT_BYTES = {"fp8": 1.0, "bf16": 2.0, "fp16": 2.0, "tf32": 4.0, "fp32": 4.0}
+"""Bytes per operand element of a GEMM in each matmul dtype."""
+
+
 @dataclass(frozen=True)
 class GemmRates:
     """What a GEMM runs at on one GPU: the dtype's dense ``peak`` FLOP/s, the measured MAMF share

@@ -73,6 +73,7 @@ from gpuplan.estimate.kernels import (
     HBM_EFFICIENCY,
     HOST_LAUNCH_SECONDS,
     KERNEL_GAP_SECONDS,
+    MATMUL_ELEMENT_BYTES,
     GemmRates,
     attention_share_of_peak,
     gemm_share_of_peak,
@@ -147,10 +148,6 @@ def matmul_dtype(job: TrainingJob, cluster: Cluster | ClusterRows) -> str:
     if job.precision == "fp32":
         return "tf32" if "tf32" in cluster.gpu.peak_flops else "fp32"
     return "bf16" if "bf16" in cluster.gpu.peak_flops else "fp16"
-
-
-MATMUL_ELEMENT_BYTES = {"fp8": 1.0, "bf16": 2.0, "fp16": 2.0, "tf32": 4.0, "fp32": 4.0}
-"""Bytes per operand element of a GEMM in each matmul dtype."""
 
 
 def layer_matmul_efficiency(
