@@ -180,3 +180,34 @@ def test_import_gpuplan_does_not_load_fastapi():
         [sys.executable, "-c", code], capture_output=True, text=True, check=False
     )
     assert result.stdout.strip() == "False", result.stderr
+
+
+def test_the_plan_api_does_not_gather_the_report_extras(client, monkeypatch):
+    """Only a page builds the report; the API answers from the search alone."""
+    import gpuplan.report.plan
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the JSON API gathered the report's estimate, quote and TCO")
+
+    monkeypatch.setattr(gpuplan.report.plan, "collect_plan_details", refuse)
+    response = client.post("/api/plan", json={**STUDENT, "max_gpus": 2})
+    assert response.status_code == 200, response.text
+
+
+def test_a_report_gathers_the_extras_once_for_every_language(monkeypatch):
+    import gpuplan.report.plan
+    from gpuplan.web import services
+
+    calls = []
+    original = gpuplan.report.plan.collect_plan_details
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(gpuplan.report.plan, "collect_plan_details", counted)
+    _, build = services.plan(STUDENT, {"max_gpus": 2})
+    assert not calls
+    build("en")
+    build("zh")
+    assert len(calls) == 1

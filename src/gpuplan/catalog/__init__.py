@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import difflib
 import re
-import tomllib
 from functools import cache
 from importlib import resources
 from typing import Any
 
+from gpuplan.catalog.parsed_cache import parse_catalog_toml
 from gpuplan.errors import InputError
 from gpuplan.hardware.gpu import GPUSpec
 from gpuplan.workload.model import ModelSpec
@@ -22,10 +22,15 @@ class CatalogError(InputError, LookupError):
     """A name the catalog does not hold; the message suggests the closest ones."""
 
 
+def read_catalog_toml(*parts: str) -> dict[str, Any]:
+    """The built-in data file ``catalog/data/<parts...>``, parsed (through ``parsed_cache``)."""
+    content = resources.files("gpuplan.catalog").joinpath("data", *parts).read_bytes()
+    return parse_catalog_toml(content, "/".join(parts))
+
+
 @cache
 def _read(filename: str) -> dict[str, Any]:
-    text = resources.files("gpuplan.catalog").joinpath("data", filename).read_text("utf-8")
-    return tomllib.loads(text)
+    return read_catalog_toml(filename)
 
 
 def model_entries() -> dict[str, dict[str, Any]]:

@@ -1,7 +1,8 @@
 """The ``gpuplan`` command line. Each command group lives in its own module and registers here.
 
-Heavy modules (NumPy, the models, pricing) are imported inside the commands, so that
-``gpuplan --help`` starts fast.
+Heavy modules (NumPy, the models, pricing) are imported inside the commands, and the root
+group builds only the command that runs (`lazy_group.py`), so that ``gpuplan --help`` starts
+fast.
 """
 
 from __future__ import annotations
@@ -19,7 +20,23 @@ from gpuplan.cli import (
     pricing_commands,
     serve_commands,
 )
+from gpuplan.cli.lazy_group import LazyCommandGroup
 from gpuplan.errors import InputError
+
+commands = typer.Typer(
+    add_completion=False, pretty_exceptions_enable=False, rich_markup_mode="rich"
+)
+plan_commands.register(commands)
+catalog_commands.register(commands)
+estimate_commands.register(commands)
+pricing_commands.register(commands)
+bench_commands.register(commands)
+serve_commands.register(commands)
+
+
+class GpuplanGroup(LazyCommandGroup):
+    registry = commands
+
 
 app = typer.Typer(
     name="gpuplan",
@@ -27,18 +44,12 @@ app = typer.Typer(
         "Plan GPU rentals for LLM training: what fits, how long it takes, what it really "
         "costs, and whether the machine delivers what was sold."
     ),
+    cls=GpuplanGroup,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
 )
-
-plan_commands.register(app)
-catalog_commands.register(app)
-estimate_commands.register(app)
-pricing_commands.register(app)
-bench_commands.register(app)
-serve_commands.register(app)
 
 
 @app.callback()

@@ -17,12 +17,29 @@ def register(app: typer.Typer) -> None:
     )(serve)
 
 
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+"""Each worker's NumPy runs one BLAS thread: the search's arrays are too small for BLAS threads
+to gain wall-clock time, and N workers x M threads oversubscribe the cores."""
+
+
 def serve(
     host: Annotated[str, typer.Option(help="Address to bind; 0.0.0.0 exposes it.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.", min=1, max=65535)] = 8000,
+    workers: Annotated[
+        int,
+        typer.Option(
+            help="Worker processes; one plan uses one core, so up to the number of cores.",
+            min=1,
+            max=256,
+        ),
+    ] = 1,
 ) -> None:
+    import os
+
     from gpuplan.errors import InputError
 
+    for variable in BLAS_THREAD_VARIABLES:
+        os.environ.setdefault(variable, "1")
     try:
         import uvicorn
 
@@ -33,4 +50,14 @@ def serve(
             "pip install 'gpuplan[web]'"
         ) from None
     typer.echo(f"gpuplan serving on http://{host}:{port}/ (Ctrl+C stops it)")
-    uvicorn.run(create_app(), host=host, port=port, log_level="warning")
+    if workers == 1:
+        uvicorn.run(create_app(), host=host, port=port, log_level="warning")
+    else:
+        uvicorn.run(
+            "gpuplan.web.app:create_app",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            log_level="warning",
+        )

@@ -17,7 +17,6 @@ own measurements.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field, fields
 from functools import cache
 from importlib import resources
@@ -103,10 +102,11 @@ def matmul_ceiling(gpu: GPUSpec, dtype: str, measured: MachineMeasurements | Non
 @cache
 def fitted_record() -> dict[str, Any]:
     """The fitted constants and their provenance, as ``benchmarks/fit_speed.py`` wrote them."""
-    path = resources.files("gpuplan.catalog").joinpath("data", "efficiency.toml")
-    if not path.is_file():
+    from gpuplan.catalog import read_catalog_toml
+
+    if not resources.files("gpuplan.catalog").joinpath("data", "efficiency.toml").is_file():
         return {}
-    return tomllib.loads(path.read_text("utf-8"))
+    return read_catalog_toml("efficiency.toml")
 
 
 def default_efficiency() -> Efficiency:

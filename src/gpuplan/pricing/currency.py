@@ -9,12 +9,10 @@ used, because a quote is only as current as its exchange rate.
 from __future__ import annotations
 
 import datetime as dt
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -123,8 +121,9 @@ def parse_rates(document: Mapping[str, Any], origin: str) -> ExchangeRates:
 @cache
 def default_rates() -> ExchangeRates:
     """The built-in dated rate table (``catalog/data/currency.toml``)."""
-    text = resources.files("gpuplan.catalog").joinpath("data", "currency.toml").read_text("utf-8")
-    return parse_rates(tomllib.loads(text), "currency.toml")
+    from gpuplan.catalog import read_catalog_toml
+
+    return parse_rates(read_catalog_toml("currency.toml"), "currency.toml")
 
 
 def load_rates_file(path: str | Path) -> ExchangeRates:

@@ -653,11 +653,14 @@ def load_offers_file(path: str | Path) -> list[Offer]:
 
 @cache
 def _catalog_offers() -> tuple[Offer, ...]:
+    from gpuplan.catalog import read_catalog_toml
+
     folder = resources.files("gpuplan.catalog").joinpath("data", "offers")
     offers: list[Offer] = []
     for entry in sorted(folder.iterdir(), key=lambda item: item.name):
         if entry.name.endswith(".toml"):
-            offers.extend(read_offers_text(entry.read_text("utf-8"), f"offers/{entry.name}"))
+            origin = f"offers/{entry.name}"
+            offers.extend(parse_provider(read_catalog_toml("offers", entry.name), origin))
     return tuple(offers)
 
 

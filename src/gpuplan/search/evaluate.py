@@ -128,7 +128,7 @@ def evaluate_machines(
                     float(memory.peak_bytes[closest]),
                     usable,
                 )
-        fitted = set(np.unique(rows[fits]).tolist())
+        fitted = set(rows[fits].tolist())
         pending = [index for index in pending if index not in fitted]
         if fitted:
             results += _evaluate_feasible(

@@ -14,14 +14,17 @@ PLAN_LIMIT = 15
 
 
 def plan(scenario: Mapping[str, Any], options: Mapping[str, Any]) -> Built:
-    """Search, then gather the top plan's estimate, quote and buy-versus-rent for the report."""
+    """Search; the top plan's estimate, quote and buy-versus-rent that only the report shows
+    are gathered when a report is first built (the JSON API never builds one)."""
+    from functools import cache
+
     from gpuplan.api import plan_search
     from gpuplan.report.plan import build_plan_report, collect_plan_details
 
     search_options = {"limit": PLAN_LIMIT, **options}
     result = plan_search(dict(scenario), **search_options)
-    details = collect_plan_details(result, scenario)
-    return result, lambda lang: build_plan_report(result, scenario, details, lang, options)
+    details = cache(lambda: collect_plan_details(result, scenario))
+    return result, lambda lang: build_plan_report(result, scenario, details(), lang, options)
 
 
 def estimate(scenario: Mapping[str, Any]) -> Built:
