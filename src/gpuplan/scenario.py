@@ -6,7 +6,6 @@ error names the field and the accepted values, on one line.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,6 +23,7 @@ from gpuplan.estimate.reliability import (
 )
 from gpuplan.estimate.startup import StartupOptions
 from gpuplan.hardware.cluster import Cluster
+from gpuplan.limits import parse_json, parse_yaml, read_text_file, shown
 from gpuplan.strategy import Strategy
 from gpuplan.units import parse_bandwidth, parse_duration, parse_tokens
 from gpuplan.workload.job import LoraConfig, MoEOptions, TrainingJob
@@ -137,30 +137,14 @@ class Scenario:
 def read_scenario_file(path: str | Path) -> dict[str, Any]:
     """Read a YAML or JSON scenario file into a mapping."""
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError as error:
-        raise ScenarioError(f"scenario: no such file {str(file)!r}") from error
-    except OSError as error:
-        raise ScenarioError(f"scenario: cannot read {str(file)!r}: {error.strerror}") from error
+    text = read_text_file(file, "scenario", ScenarioError)
+    origin = f"scenario {shown(str(file))}"
     if file.suffix.lower() == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise ScenarioError(
-                f"scenario: {str(file)!r} is not valid JSON (line {error.lineno})"
-            ) from error
+        data = parse_json(text, origin, ScenarioError)
     else:
-        import yaml
-
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as error:
-            mark = getattr(error, "problem_mark", None)
-            where = f" (line {mark.line + 1})" if mark is not None else ""
-            raise ScenarioError(f"scenario: {str(file)!r} is not valid YAML{where}") from error
+        data = parse_yaml(text, origin, ScenarioError)
     if not isinstance(data, dict):
-        raise ScenarioError(f"scenario: {str(file)!r} must hold a mapping of scenario keys")
+        raise ScenarioError(f"{origin} must hold a mapping of scenario keys")
     return data
 
 

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from gpuplan.errors import InputError
+from gpuplan.limits import read_text_file
 from gpuplan.pricing.currency import ExchangeRates, default_rates
 from gpuplan.pricing.fees import FeeLine, Usage, itemize_fees
-from gpuplan.pricing.files import read_text_file
 from gpuplan.pricing.offers import Offer, PricePlan
 from gpuplan.units import GB
 

@@ -40,7 +40,7 @@ from typing import Any
 
 from gpuplan.errors import InputError
 from gpuplan.hardware.topology import InstanceTopology, TopologyError, parse_topology
-from gpuplan.pricing.files import parse_toml, read_text_file
+from gpuplan.limits import parse_toml, read_text_file
 from gpuplan.pricing.provenance import Provenance
 from gpuplan.units import (
     GB,

@@ -35,6 +35,7 @@ from statistics import median
 from typing import Any
 
 from gpuplan.errors import InputError
+from gpuplan.limits import read_text_file
 from gpuplan.pricing.offers import Offer, PricePlan
 from gpuplan.pricing.provenance import Provenance, parse_observed
 from gpuplan.pricing.validate import PLACEHOLDER_PRICES, Finding
@@ -121,10 +122,7 @@ def import_vms_csv(
 ) -> ImportResult:
     """Read a SkyPilot ``vms.csv`` into offers (see the module docstring for the rules)."""
     path = Path(path)
-    try:
-        text = path.read_text("utf-8")
-    except OSError as error:
-        raise SkyPilotImportError(f"cannot read {str(path)!r}: {error.strerror}") from None
+    text = read_text_file(path, "SkyPilot catalog", SkyPilotImportError)
     if observed is None:
         modified = dt.datetime.fromtimestamp(path.stat().st_mtime, tz=dt.UTC).date()
         observed = f"undated<={modified.isoformat()}"

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuplan.errors import InputError
-from gpuplan.pricing.files import read_toml_file
+from gpuplan.limits import read_toml_file
 from gpuplan.pricing.offers import CURRENCIES, to_decimal
 
 HOURS_PER_YEAR = 8760

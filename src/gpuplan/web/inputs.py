@@ -7,14 +7,13 @@ TCO inputs are TOML text parsed as data.
 
 from __future__ import annotations
 
-import json
 import re
-import tomllib
 from collections.abc import Mapping
 from typing import Any
 
 from gpuplan.errors import InputError
 from gpuplan.i18n import translate
+from gpuplan.limits import parse_json, parse_toml
 
 UPLOAD_LIMIT_BYTES = 64 * 1024
 STRATEGY_INTEGERS = ("dp", "tp", "pp", "vpp", "cp", "ep", "zero", "micro_batch")
@@ -41,8 +40,10 @@ def parse_upload(data: bytes, lang: str) -> dict[str, Any]:
     if len(data) > UPLOAD_LIMIT_BYTES:
         raise InputError(translate("error.upload_size", lang, limit=UPLOAD_LIMIT_BYTES // 1024))
     try:
-        parsed = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        parsed = parse_json(data.decode("utf-8"), "config.json")
+    except UnicodeDecodeError as error:
+        raise InputError(translate("error.upload_json", lang, reason=str(error))) from None
+    except InputError as error:
         raise InputError(translate("error.upload_json", lang, reason=str(error))) from None
     if not isinstance(parsed, dict):
         raise InputError(translate("error.upload_json", lang, reason=type(parsed).__name__))
@@ -53,10 +54,7 @@ def parse_toml_text(text: str, lang: str) -> dict[str, Any]:
     """TCO inputs typed or pasted as TOML (data only), size-limited like uploads."""
     if len(text.encode("utf-8")) > UPLOAD_LIMIT_BYTES:
         raise InputError(translate("error.upload_size", lang, limit=UPLOAD_LIMIT_BYTES // 1024))
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise InputError(f"TOML: {error}") from None
+    return parse_toml(text, "TOML")
 
 
 def parse_strategy(text: str, lang: str) -> dict[str, Any]:

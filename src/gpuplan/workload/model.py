@@ -14,7 +14,6 @@ summarised in the docstring of :func:`parameter_breakdown`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
@@ -636,19 +635,10 @@ def siglip_vision_params(vision_config: Mapping[str, Any], text_hidden_size: int
 
 
 def _read_config_file(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as error:
-        raise ConfigError(f"model: no such config file {str(path)!r}") from error
-    except OSError as error:
-        raise ConfigError(f"model: cannot read {str(path)!r}: {error.strerror}") from error
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ConfigError(
-            f"model: {str(path)!r} is not valid JSON (line {error.lineno}, column {error.colno}); "
-            "expected a Hugging Face config.json"
-        ) from error
+    from gpuplan.limits import parse_json, read_text_file, shown
+
+    text = read_text_file(path, "model config", ConfigError)
+    data = parse_json(text, f"model: {shown(str(path))}", ConfigError)
     if not isinstance(data, dict):
         raise ConfigError(f"model: {str(path)!r} must hold a JSON object of config.json keys")
     return data

@@ -1,0 +1,219 @@
+"""Input limits in one place: every file a user gives is read here, every number a user gives
+is held to a physical range here.
+
+- Files: at most ``MAX_FILE_BYTES``, decoded as UTF-8; an unreadable, oversized or non-UTF-8
+  file is a one-line error naming the file.
+- YAML is composed by a safe loader that refuses nesting deeper than ``MAX_NESTING`` and
+  documents whose aliases expand past ``MAX_EXPANDED_NODES`` nodes ("billion laughs"); JSON
+  refuses ``NaN``/``Infinity`` and the same nesting; TOML is data only by design.
+- Numbers: ``in_range`` checks a value is finite and inside the stated range and names both.
+  ``ARCHITECTURE_RANGES`` bounds a model's sizes so that no per-layer loop ever sees 10^9
+  layers; the bounds sit well above every published model (Llama 3.1 405B: 126 layers, 16,384
+  hidden, 128 heads, 128,256 vocabulary; DeepSeek-V3: 256 experts; Gemma 3: 262,144 vocabulary).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from gpuplan.errors import InputError
+
+MAX_FILE_BYTES = 16 * 2**20
+MAX_NESTING = 64
+MAX_EXPANDED_NODES = 100_000
+MAX_SHOWN_CHARACTERS = 80
+"""A value echoed in an error message is cut to this many characters."""
+
+ARCHITECTURE_RANGES: dict[str, tuple[int, int]] = {
+    "num_hidden_layers": (1, 1024),
+    "hidden_size": (1, 262_144),
+    "intermediate_size": (1, 4_194_304),
+    "num_attention_heads": (1, 16_384),
+    "num_key_value_heads": (1, 16_384),
+    "head_dim": (1, 65_536),
+    "vocab_size": (1, 16_777_216),
+    "num_experts": (1, 65_536),
+    "experts_per_token": (1, 65_536),
+    "max_position_embeddings": (1, 1 << 40),
+}
+JOB_RANGES: dict[str, tuple[float, float]] = {
+    "seq_len": (1, 16_777_216),
+    "global_batch": (1, 1 << 30),
+    "global_batch_tokens": (1, 1 << 50),
+    "micro_batch": (1, 1 << 20),
+    "tokens": (1, 1e18),
+    "count": (1, 1 << 20),
+}
+"""A job's sizes: up to 16M-token sequences, 2^30 sequences a step, 10^18 training tokens
+(70,000 times Llama 3's 15T) and 2^20 GPUs."""
+MONEY_RANGE = (0, 1e15)
+"""Any amount of money: from nothing to a quadrillion currency units."""
+
+
+def shown(value: object) -> str:
+    """``repr(value)``, cut to ``MAX_SHOWN_CHARACTERS`` so that an error stays one short line."""
+    text = repr(value)
+    if len(text) <= MAX_SHOWN_CHARACTERS:
+        return text
+    return text[: MAX_SHOWN_CHARACTERS - 3] + "..."
+
+
+def in_range(
+    value: float, field: str, low: float, high: float, error: type[InputError] = InputError
+) -> float:
+    """``value`` when finite and within ``[low, high]``; else ``error`` naming field and range."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise error(f"{field}: expected a number from {low:,g} to {high:,g}, got {shown(value)}")
+    if not math.isfinite(value) or not low <= value <= high:
+        raise error(f"{field}: {shown(value)} is outside {low:,g} to {high:,g}")
+    return value
+
+
+def read_text_file(path: str | Path, what: str, error: type[InputError] = InputError) -> str:
+    """The file's text; ``error("cannot read WHAT file 'PATH': REASON")`` when it is missing,
+    unreadable, larger than ``MAX_FILE_BYTES`` or not UTF-8."""
+    name = shown(str(path))
+    try:
+        with open(path, "rb") as stream:
+            content = stream.read(MAX_FILE_BYTES + 1)
+    except OSError as failure:
+        reason = failure.strerror or type(failure).__name__
+        raise error(f"cannot read {what} file {name}: {reason}") from None
+    except ValueError as failure:
+        raise error(f"cannot read {what} file {name}: {failure}") from None
+    if len(content) > MAX_FILE_BYTES:
+        raise error(f"{what} file {name} is larger than {MAX_FILE_BYTES // 2**20} MiB")
+    try:
+        return content.decode("utf-8")
+    except UnicodeDecodeError as failure:
+        raise error(
+            f"{what} file {name} is not UTF-8 text (byte {failure.start}); save it as UTF-8"
+        ) from None
+
+
+def parse_json(text: str, origin: str, error: type[InputError] = InputError) -> Any:
+    """JSON data; ``NaN``, ``Infinity`` and nesting past ``MAX_NESTING`` are errors."""
+
+    def refuse_constant(name: str) -> Any:
+        raise ValueError(f"{name} is not a number JSON allows")
+
+    try:
+        data = json.loads(text, parse_constant=refuse_constant)
+    except json.JSONDecodeError as failure:
+        raise error(
+            f"{origin}: not valid JSON (line {failure.lineno}, column {failure.colno})"
+        ) from None
+    except ValueError as failure:
+        raise error(f"{origin}: {failure}") from None
+    except RecursionError:
+        raise error(f"{origin}: nested deeper than {MAX_NESTING} levels") from None
+    _check_nesting(data, origin, error)
+    return data
+
+
+def _check_nesting(data: Any, origin: str, error: type[InputError]) -> None:
+    pending = [(data, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if depth > MAX_NESTING:
+            raise error(f"{origin}: nested deeper than {MAX_NESTING} levels")
+        if isinstance(value, dict):
+            pending.extend((item, depth + 1) for item in value.values())
+        elif isinstance(value, list):
+            pending.extend((item, depth + 1) for item in value)
+
+
+def parse_yaml(text: str, origin: str, error: type[InputError] = InputError) -> Any:
+    """YAML data through a safe loader with a nesting limit and an alias-expansion budget."""
+    import yaml
+
+    class LimitedLoader(yaml.SafeLoader):
+        depth = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                raise error(f"{origin}: nested deeper than {MAX_NESTING} levels")
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+
+    loader = LimitedLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if _expanded_nodes(node) > MAX_EXPANDED_NODES:
+            raise error(
+                f"{origin}: its aliases expand to more than {MAX_EXPANDED_NODES:,} values (or "
+                "refer to themselves); write the values out instead"
+            )
+        return loader.construct_document(node)
+    except yaml.YAMLError as failure:
+        mark = getattr(failure, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise error(f"{origin}: not valid YAML{where}") from None
+    finally:
+        loader.dispose()
+
+
+def _expanded_nodes(root: Any) -> int:
+    """Nodes the document holds once every alias is written out (counting stops past the
+    budget), without writing them out: each distinct node's size is computed once. A node that contains itself (``&a [*a]``)
+    expands without end and counts as past the budget."""
+    sizes: dict[int, int] = {}
+    visiting: set[int] = set()
+    pending = [(root, False)]
+    while pending:
+        node, children_done = pending.pop()
+        children = _children(node)
+        if children_done:
+            visiting.discard(id(node))
+            sizes[id(node)] = 1 + sum(sizes[id(child)] for child in children)
+            if sizes[id(node)] > MAX_EXPANDED_NODES:
+                return sizes[id(node)]
+            continue
+        if id(node) in sizes:
+            continue
+        visiting.add(id(node))
+        pending.append((node, True))
+        for child in children:
+            if id(child) in visiting:
+                return MAX_EXPANDED_NODES + 1
+            if id(child) not in sizes:
+                pending.append((child, False))
+    return sizes[id(root)]
+
+
+def _children(node: Any) -> list[Any]:
+    value = getattr(node, "value", None)
+    if not isinstance(value, list):
+        return []
+    children: list[Any] = []
+    for item in value:
+        if isinstance(item, tuple):
+            children.extend(item)
+        else:
+            children.append(item)
+    return children
+
+
+def parse_toml(text: str, origin: str, error: type[InputError] = InputError) -> dict[str, Any]:
+    """The TOML document; ``error("ORIGIN: malformed TOML: ...")`` when it does not parse."""
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as failure:
+        raise error(f"{origin}: malformed TOML: {failure}") from None
+    except RecursionError:
+        raise error(f"{origin}: nested deeper than TOML readers allow") from None
+
+
+def read_toml_file(path: str | Path, what: str, error: type[InputError]) -> dict[str, Any]:
+    """:func:`read_text_file` then :func:`parse_toml`."""
+    return parse_toml(read_text_file(path, what, error), shown(str(path)), error)
