@@ -36,7 +36,7 @@ ARCHITECTURE_RANGES: dict[str, tuple[int, int]] = {
     "head_dim": (1, 65_536),
     "vocab_size": (1, 16_777_216),
     "num_experts": (1, 65_536),
-    "experts_per_token": (1, 65_536),
+    "num_experts_per_tok": (1, 65_536),
     "max_position_embeddings": (1, 1 << 40),
 }
 JOB_RANGES: dict[str, tuple[float, float]] = {

@@ -30,10 +30,19 @@ def test_model_json(cli, capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_model_from_a_config_file(cli, tmp_path: Path) -> None:
     path = tmp_path / "config.json"
-    path.write_text(json.dumps({"model_type": "llama"}), encoding="utf-8")
+    sizes = {"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096}
+    path.write_text(json.dumps(sizes), encoding="utf-8")
     code, out, _ = cli("model", str(path), "--json")
     assert code == 0
     assert json.loads(out)["total_params"] == 6_738_415_616
+
+
+@pytest.mark.parametrize("config", [{}, {"model_type": "llama"}, {"hidden_size": 4096}])
+def test_a_config_without_its_sizes_is_refused(cli, tmp_path: Path, config) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    code, _, err = cli("model", str(path))
+    assert code == 2 and "num_hidden_layers" in err and "hidden_size" in err
 
 
 def test_gpu_json(cli) -> None:

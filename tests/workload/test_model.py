@@ -167,7 +167,7 @@ def test_a_path_given_as_text_is_read_too(tmp_path: Path) -> None:
 
 
 def test_missing_keys_take_llama_defaults_when_model_type_is_absent() -> None:
-    spec = ModelSpec.from_hf_config({})
+    spec = ModelSpec.from_hf_config({"num_hidden_layers": 32, "hidden_size": 4096})
     assert spec.family == "llama"
     assert (spec.num_layers, spec.hidden_size, spec.num_attention_heads) == (32, 4096, 32)
     assert (spec.intermediate_size, spec.vocab_size) == (11008, 32000)
@@ -180,14 +180,21 @@ def test_given_keys_override_the_defaults() -> None:
     assert (spec.family, spec.num_layers, spec.hidden_size) == ("llama", 2, 64)
 
 
+SIZES = {"num_hidden_layers": 32, "hidden_size": 4096}
 BAD_MAPPINGS = [
-    ({"num_hidden_layers": None}, "num_hidden_layers"),
-    ({"hidden_size": -4096}, "hidden_size"),
-    ({"num_attention_heads": 2.5}, "num_attention_heads"),
-    ({"vocab_size": "many"}, "vocab_size"),
-    ({"tie_word_embeddings": "yes"}, "tie_word_embeddings"),
-    ({"model_type": "mixtral", "num_experts_per_tok": 9}, "num_experts_per_tok"),
+    ({"num_hidden_layers": None, "hidden_size": 4096}, "num_hidden_layers"),
+    ({**SIZES, "hidden_size": -4096}, "hidden_size"),
+    ({**SIZES, "num_attention_heads": 2.5}, "num_attention_heads"),
+    ({**SIZES, "vocab_size": "many"}, "vocab_size"),
+    ({**SIZES, "tie_word_embeddings": "yes"}, "tie_word_embeddings"),
+    ({**SIZES, "model_type": "mixtral", "num_experts_per_tok": 9}, "num_experts_per_tok"),
     ({"model_type": "gpt5"}, "model_type"),
+    ({**SIZES, "num_hidden_layers": 10**9}, "num_hidden_layers"),
+    ({**SIZES, "num_attention_heads": 32, "num_key_value_heads": 5}, "num_key_value_heads"),
+    ({"num_hidden_layers": 2, "hidden_size": 16, "num_attention_heads": 32}, "num_attention_heads"),
+    ({**SIZES, "vocab_size": float("inf")}, "vocab_size"),
+    ({}, "num_hidden_layers"),
+    ({"hidden_size": 4096}, "num_hidden_layers"),
 ]
 
 
@@ -223,8 +230,9 @@ def test_a_missing_file_is_a_config_error(tmp_path: Path) -> None:
 
 def test_family_defaults_reach_aliased_keys() -> None:
     """A Mixtral config without num_local_experts takes the transformers default of 8 experts."""
-    spec = ModelSpec.from_hf_config({"model_type": "mixtral"})
+    sizes = {"model_type": "mixtral", "num_hidden_layers": 32, "hidden_size": 4096}
+    spec = ModelSpec.from_hf_config(sizes)
     assert (spec.num_experts, spec.num_experts_per_token) == (8, 2)
     assert spec.total_params == load_model("mixtral-8x7b").total_params
     with pytest.raises(ConfigError, match="num_experts_per_tok"):
-        ModelSpec.from_hf_config({"model_type": "mixtral", "num_experts_per_tok": 9})
+        ModelSpec.from_hf_config({**sizes, "num_experts_per_tok": 9})

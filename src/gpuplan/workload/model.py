@@ -416,6 +416,12 @@ class ModelSpec:
             known = ", ".join(sorted(FAMILIES))
             raise ConfigError(f"model_type: unknown family {model_type!r}; accepted: {known}")
         traits = FAMILIES[family_name]
+        missing = [key for key in REQUIRED_SIZE_KEYS if not _gives(raw, key)]
+        if missing:
+            raise ConfigError(
+                f"model.{missing[0]}: missing; a config must give {', '.join(REQUIRED_SIZE_KEYS)} "
+                "(other sizes may take the family's transformers defaults)"
+            )
         values = _normalise_keys(raw, traits)
         spec_name = name or str(raw.get("_name_or_path") or raw.get("name") or model_type)
         return _build_spec(spec_name, family_name, traits, values, vision_params)
@@ -644,6 +650,15 @@ def _read_config_file(path: Path) -> dict[str, Any]:
     return data
 
 
+REQUIRED_SIZE_KEYS = ("num_hidden_layers", "hidden_size")
+"""Sizes no family default may stand in for: without them a config names no model at all."""
+
+
+def _gives(raw: Mapping[str, Any], key: str) -> bool:
+    """Whether a config gives ``key`` under its own name or a family's alias for it."""
+    return any(raw.get(name) is not None for name in (key, *_KEY_ALIASES.get(key, ())))
+
+
 def _normalise_keys(raw: Mapping[str, Any], traits: FamilyTraits) -> dict[str, Any]:
     """Map family-specific key names onto config.json's common names; apply family defaults."""
     values: dict[str, Any] = dict(traits.defaults)
@@ -666,7 +681,7 @@ def _positive_int(values: Mapping[str, Any], key: str, *, allow_zero: bool = Fal
         raise ConfigError(f"model.{key}: missing; a config needs {_ACCEPTED_KEYS}")
     try:
         number = int(value)
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, OverflowError) as error:
         raise ConfigError(f"model.{key}: expected a whole number, got {value!r}") from error
     if number != value and not (isinstance(value, float) and value.is_integer()):
         raise ConfigError(f"model.{key}: expected a whole number, got {value!r}")
@@ -688,6 +703,42 @@ def _flag(values: Mapping[str, Any], key: str, default: bool) -> bool:
     if isinstance(value, bool):
         return value
     raise ConfigError(f"model.{key}: expected true or false, got {value!r}")
+
+
+def _check_architecture(spec: ModelSpec, head_dim_given: bool) -> ModelSpec:
+    """``spec`` when its sizes lie in ``limits.ARCHITECTURE_RANGES`` and its heads fit together:
+    the heads divide the hidden size unless ``head_dim`` is given, and the KV heads divide the
+    heads (grouped-query attention; not checked for MLA, whose KV is a latent)."""
+    from gpuplan.limits import ARCHITECTURE_RANGES, in_range
+
+    sizes = {
+        "num_hidden_layers": spec.num_layers,
+        "hidden_size": spec.hidden_size,
+        "intermediate_size": spec.intermediate_size,
+        "num_attention_heads": spec.num_attention_heads,
+        "num_key_value_heads": spec.num_kv_heads,
+        "head_dim": spec.head_dim,
+        "vocab_size": spec.vocab_size,
+    }
+    if spec.is_moe:
+        sizes["num_experts"] = spec.num_experts
+        sizes["num_experts_per_tok"] = spec.num_experts_per_token
+    if spec.max_position_embeddings is not None:
+        sizes["max_position_embeddings"] = spec.max_position_embeddings
+    heads, kv_heads = spec.num_attention_heads, spec.num_kv_heads
+    if not spec.uses_mla and not head_dim_given and spec.hidden_size % heads:
+        raise ConfigError(
+            f"model.num_attention_heads: {heads} heads do not divide hidden_size "
+            f"{spec.hidden_size}; give head_dim"
+        )
+    if not spec.uses_mla and heads % kv_heads:
+        raise ConfigError(
+            f"model.num_key_value_heads: {kv_heads} does not divide num_attention_heads {heads}"
+        )
+    for key, value in sizes.items():
+        low, high = ARCHITECTURE_RANGES[key]
+        in_range(value, f"model.{key}", low, high, ConfigError)
+    return spec
 
 
 def _build_spec(
@@ -784,7 +835,7 @@ def _build_spec(
     if qkv_bias and family in ("gpt2", "opt", "bloom"):
         output_bias = True
 
-    return ModelSpec(
+    spec = ModelSpec(
         name=name,
         family=family,
         num_layers=layers,
@@ -828,3 +879,4 @@ def _build_spec(
         else None,
         vision_params=vision_params,
     )
+    return _check_architecture(spec, head_dim_given=bool(values.get("head_dim")))
