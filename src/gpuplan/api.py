@@ -55,17 +55,9 @@ def estimate(
     ``gpuplan bench`` run whose measurements replace the built-in efficiencies for its GPU.
     """
     measured = machine_measurements(profile)
-    parsed = scenario if isinstance(scenario, Scenario) else parse_scenario(scenario)
-    if parsed.cluster is None:
-        raise InputError(
-            "hardware.gpu: estimate needs a GPU (e.g. h100-sxm-80gb); `gpuplan gpus` lists them"
-        )
+    parsed, strategy, layout = _resolved_layout(scenario)
     job, cluster = parsed.job, parsed.cluster
-    if parsed.batch_rule != "scenario":
-        parsed = replace(parsed, job=batch_for_layout(parsed, cluster))
-        job = parsed.job
-    strategy = parsed.strategy.resolved(job, cluster)
-    layout = strategy.layout(job)
+    assert cluster is not None
     memory = estimate_memory(
         job, layout, cluster.capacity_bytes, flash_attention=strategy.flash_attention
     )
@@ -113,15 +105,7 @@ def estimate(
             f"{cluster.gpu.id} has no fp8 tensor cores: matmuls run in {step.matmul_dtype}"
         )
     return {
-        "memory": {
-            "allocated_bytes": _scalar(memory.allocated_bytes),
-            "reserved_bytes": _scalar(memory.reserved_bytes),
-            "peak_bytes": _scalar(memory.peak_bytes),
-            "parts": {name: _scalar(value) for name, value in memory.parts.items()},
-            "fits": bool(memory.fits),
-            "capacity_bytes": memory.capacity_bytes,
-            "safety_margin": memory.safety_margin,
-        },
+        "memory": _memory_dict(memory),
         "throughput": {
             "step_seconds": _scalar(step.step_seconds),
             "tokens_per_second": _scalar(step.tokens_per_second),
@@ -155,6 +139,58 @@ def estimate(
             "tokens": job.tokens,
         },
         "interval": interval.to_dict() if interval else None,
+        **_layout_dict(parsed, strategy, framework),
+        "warnings": warnings,
+    }
+
+
+def memory_estimate(scenario: Mapping[str, Any] | str | Path | Scenario) -> dict[str, Any]:
+    """The ``memory``, ``strategy``, ``model``, ``hardware`` and ``job`` parts of
+    :func:`estimate`, without the speed model: it needs no bandwidth or peak FLOP/s, so a GPU
+    the speed model cannot time (no sourced HBM bandwidth) still gets its memory answer."""
+    parsed, strategy, layout = _resolved_layout(scenario)
+    job, cluster = parsed.job, parsed.cluster
+    assert cluster is not None
+    memory = estimate_memory(
+        job, layout, cluster.capacity_bytes, flash_attention=strategy.flash_attention
+    )
+    framework = FRAMEWORK_CODES[
+        int(resolve_framework_codes(job.framework, layout.tp, layout.pp, layout.zero))
+    ]
+    return {"memory": _memory_dict(memory), **_layout_dict(parsed, strategy, framework)}
+
+
+def _resolved_layout(scenario: Mapping[str, Any] | str | Path | Scenario) -> tuple[Any, Any, Any]:
+    """The parsed scenario (its chosen batch rounded to the layout), its resolved strategy
+    and that strategy's layout; a scenario without hardware is an error."""
+    parsed = scenario if isinstance(scenario, Scenario) else parse_scenario(scenario)
+    if parsed.cluster is None:
+        raise InputError(
+            "hardware.gpu: estimate needs a GPU (e.g. h100-sxm-80gb); `gpuplan gpus` lists them"
+        )
+    cluster = parsed.cluster
+    if parsed.batch_rule != "scenario":
+        parsed = replace(parsed, job=batch_for_layout(parsed, cluster))
+    strategy = parsed.strategy.resolved(parsed.job, cluster)
+    return parsed, strategy, strategy.layout(parsed.job)
+
+
+def _memory_dict(memory: Any) -> dict[str, Any]:
+    return {
+        "allocated_bytes": _scalar(memory.allocated_bytes),
+        "reserved_bytes": _scalar(memory.reserved_bytes),
+        "peak_bytes": _scalar(memory.peak_bytes),
+        "parts": {name: _scalar(value) for name, value in memory.parts.items()},
+        "fits": bool(memory.fits),
+        "capacity_bytes": memory.capacity_bytes,
+        "safety_margin": memory.safety_margin,
+    }
+
+
+def _layout_dict(parsed: Scenario, strategy: Any, framework: str) -> dict[str, Any]:
+    job, cluster = parsed.job, parsed.cluster
+    assert cluster is not None
+    return {
         "strategy": {**strategy.to_dict(), "framework": framework},
         "model": {
             "name": job.model.name,
@@ -167,7 +203,6 @@ def estimate(
             "global_batch_tokens": job.global_batch_tokens,
             "batch_rule": parsed.batch_rule,
         },
-        "warnings": warnings,
     }
 
 

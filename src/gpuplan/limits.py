@@ -61,14 +61,23 @@ def shown(value: object) -> str:
     return text[: MAX_SHOWN_CHARACTERS - 3] + "..."
 
 
+def plain_number(number: float) -> str:
+    """``16,777,216`` for whole numbers below 10^16, ``1e+18`` and ``0.99`` otherwise."""
+    if float(number).is_integer() and abs(number) < 1e16:
+        return f"{int(number):,}"
+    return f"{number:g}"
+
+
 def in_range(
     value: float, field: str, low: float, high: float, error: type[InputError] = InputError
 ) -> float:
     """``value`` when finite and within ``[low, high]``; else ``error`` naming field and range."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise error(f"{field}: expected a number from {low:,g} to {high:,g}, got {shown(value)}")
+        span = f"{plain_number(low)} to {plain_number(high)}"
+        raise error(f"{field}: expected a number from {span}, got {shown(value)}")
     if not math.isfinite(value) or not low <= value <= high:
-        raise error(f"{field}: {shown(value)} is outside {low:,g} to {high:,g}")
+        span = f"{plain_number(low)} to {plain_number(high)}"
+        raise error(f"{field}: {shown(value)} is outside {span}")
     return value
 
 

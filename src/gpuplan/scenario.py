@@ -6,6 +6,7 @@ error names the field and the accepted values, on one line.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -23,8 +24,8 @@ from gpuplan.estimate.reliability import (
 )
 from gpuplan.estimate.startup import StartupOptions
 from gpuplan.hardware.cluster import Cluster
-from gpuplan.limits import parse_json, parse_yaml, read_text_file, shown
-from gpuplan.strategy import Strategy
+from gpuplan.limits import JOB_RANGES, in_range, parse_json, parse_yaml, read_text_file, shown
+from gpuplan.strategy import OFFLOAD, RECOMPUTE, Strategy
 from gpuplan.units import parse_bandwidth, parse_duration, parse_tokens
 from gpuplan.workload.job import LoraConfig, MoEOptions, TrainingJob
 from gpuplan.workload.model import ModelSpec
@@ -148,6 +149,10 @@ def read_scenario_file(path: str | Path) -> dict[str, Any]:
     return data
 
 
+WHOLE_NUMBER_RANGE = (0, 1 << 40)
+"""Any whole number a scenario gives without a range of its own (parallel sizes, counts)."""
+
+
 def _check_keys(mapping: Mapping[str, Any], accepted: tuple[str, ...], where: str) -> None:
     unknown = [key for key in mapping if key not in accepted]
     if unknown:
@@ -161,20 +166,47 @@ def _check_keys(mapping: Mapping[str, Any], accepted: tuple[str, ...], where: st
 
 
 def _integer(
-    mapping: Mapping[str, Any], key: str, where: str, default: int | None = None
+    mapping: Mapping[str, Any],
+    key: str,
+    where: str,
+    default: int | None = None,
+    bounds: tuple[float, float] = WHOLE_NUMBER_RANGE,
 ) -> int | None:
+    """``mapping[key]`` as a whole number within ``bounds`` (``default`` when absent; an explicit
+    null where a default exists is an error, not a silent default)."""
     value = mapping.get(key, default)
     if value is None:
+        if key in mapping and default is not None:
+            raise ScenarioError(f"{where}{key}: expected a whole number, got null")
         return None
     if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise ScenarioError(f"{where}{key}: expected a whole number, got {value!r}")
+        raise ScenarioError(f"{where}{key}: expected a whole number, got {shown(value)}")
     try:
         number = float(str(value).replace("_", "").replace(",", ""))
     except ValueError as error:
-        raise ScenarioError(f"{where}{key}: expected a whole number, got {value!r}") from error
+        raise ScenarioError(f"{where}{key}: expected a whole number, got {shown(value)}") from error
     if not number.is_integer():
-        raise ScenarioError(f"{where}{key}: expected a whole number, got {value!r}")
-    return int(number)
+        raise ScenarioError(f"{where}{key}: expected a whole number, got {shown(value)}")
+    return int(in_range(int(number), f"{where}{key}", *bounds, ScenarioError))
+
+
+def _number(
+    mapping: Mapping[str, Any], key: str, where: str, default: float, bounds: tuple[float, float]
+) -> float:
+    """``mapping[key]`` as a finite number within ``bounds`` (``default`` when absent)."""
+    value = mapping.get(key, default)
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            value = float(value)
+    return float(in_range(value, f"{where}{key}", *bounds, ScenarioError))
+
+
+def _choice(mapping: Mapping[str, Any], key: str, where: str, accepted: tuple[str, ...]) -> str:
+    """``mapping[key]`` (default: the first accepted value), one of ``accepted``."""
+    value = str(mapping.get(key, accepted[0])).lower()
+    if value not in accepted:
+        raise ScenarioError(f"{where}{key}: {shown(value)} is not one of {', '.join(accepted)}")
+    return value
 
 
 def _boolean(mapping: Mapping[str, Any], key: str, where: str, default: bool) -> bool:
@@ -182,6 +214,14 @@ def _boolean(mapping: Mapping[str, Any], key: str, where: str, default: bool) ->
     if isinstance(value, bool):
         return value
     raise ScenarioError(f"{where}{key}: expected true or false, got {value!r}")
+
+
+def _is_file(text: str) -> bool:
+    """Whether ``text`` names an existing file (a name too long for a path names none)."""
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def resolve_model(value: Any) -> ModelSpec:
@@ -197,7 +237,7 @@ def resolve_model(value: Any) -> ModelSpec:
         text = value.strip()
         if text.lower() in model_entries():
             return load_model(text)
-        if text.endswith(".json") or Path(text).is_file():
+        if text.endswith(".json") or _is_file(text):
             return ModelSpec.from_hf_config(Path(text), name=Path(text).stem)
         return load_model(text)
     raise ScenarioError(
@@ -215,30 +255,30 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
         )
     model = resolve_model(data["model"])
 
-    seq_len = _integer(data, "seq_len", "", 4096)
-    assert seq_len is not None
-    if seq_len < 1:
-        raise ScenarioError(f"seq_len: must be a positive number of tokens, got {seq_len}")
+    seq_len = _integer(data, "seq_len", "", 4096, JOB_RANGES["seq_len"]) or 0
     if "global_batch" in data and "global_batch_tokens" in data:
         raise ScenarioError(
             "global_batch: give global_batch (sequences) or global_batch_tokens, not both"
         )
     if "global_batch_tokens" in data:
         batch_tokens = parse_tokens(data["global_batch_tokens"])
+        in_range(batch_tokens, "global_batch_tokens", *JOB_RANGES["global_batch_tokens"])
         global_batch = max(1, round(batch_tokens / seq_len))
     else:
-        global_batch = _integer(data, "global_batch", "", None) or 0
+        global_batch = _integer(data, "global_batch", "", None, JOB_RANGES["global_batch"]) or 0
     tokens = parse_tokens(data.get("tokens", 0) or 0)
+    if tokens:
+        in_range(tokens, "tokens", *JOB_RANGES["tokens"], ScenarioError)
 
     lora_data = data.get("lora") or {}
     if not isinstance(lora_data, Mapping):
         raise ScenarioError("lora: expected a mapping with rank, alpha, targets")
     _check_keys(lora_data, LORA_KEYS, "lora.")
     lora = LoraConfig(
-        rank=_integer(lora_data, "rank", "lora.", 16) or 0,
-        alpha=float(lora_data.get("alpha", 32)),
+        rank=_integer(lora_data, "rank", "lora.", 16, (1, 65_536)) or 0,
+        alpha=_number(lora_data, "alpha", "lora.", 32, (0, 1e6)),
         targets=LoraConfig.parse_targets(lora_data.get("targets", "all-linear")),
-        dropout=float(lora_data.get("dropout", 0.0)),
+        dropout=_number(lora_data, "dropout", "lora.", 0.0, (0, 0.99)),
         double_quant=_boolean(lora_data, "double_quant", "lora.", True),
     )
 
@@ -252,9 +292,9 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
     if not isinstance(strategy_data, Mapping):
         raise ScenarioError("strategy: expected a mapping of tp, pp, zero, ...")
     _check_keys(strategy_data, STRATEGY_KEYS, "strategy.")
-    micro_batch = _integer(strategy_data, "micro_batch", "strategy.", None) or _integer(
-        data, "micro_batch", "", 1
-    )
+    micro_batch = _integer(
+        strategy_data, "micro_batch", "strategy.", None, JOB_RANGES["micro_batch"]
+    ) or _integer(data, "micro_batch", "", 1, JOB_RANGES["micro_batch"])
     count = cluster.count if cluster else 1
     strategy = Strategy(
         dp=_integer(strategy_data, "dp", "strategy.", 0) or 0,
@@ -265,8 +305,8 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
         ep=_integer(strategy_data, "ep", "strategy.", 1) or 0,
         zero=_integer(strategy_data, "zero", "strategy.", 1 if count > 1 else 0) or 0,
         micro_batch=micro_batch or 0,
-        recompute=str(strategy_data.get("recompute", "none")).lower(),
-        offload=str(strategy_data.get("offload", "none")).lower(),
+        recompute=_choice(strategy_data, "recompute", "strategy.", RECOMPUTE),
+        offload=_choice(strategy_data, "offload", "strategy.", OFFLOAD),
         flash_attention=_boolean(strategy_data, "flash_attention", "strategy.", True),
         sequence_parallel=_boolean(strategy_data, "sequence_parallel", "strategy.", True),
     )
@@ -280,7 +320,7 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
         global_batch=global_batch or 1,
         tokens=tokens,
         lora=lora,
-        trainable_layers=_integer(data, "trainable_layers", "", None),
+        trainable_layers=_integer(data, "trainable_layers", "", None, (0, 1 << 20)),
         fused_loss=_boolean(data, "fused_loss", "", False),
         compile=_boolean(data, "compile", "", False),
         moe=_parse_moe(data.get("moe") or {}),
@@ -314,7 +354,7 @@ def _parse_cluster(hardware: Mapping[str, Any]) -> Cluster | None:
     override them), or ``offer``: the machine a catalog offer sells, ``count`` GPUs of it."""
     from gpuplan.catalog import load_gpu
 
-    count = _integer(hardware, "count", "hardware.", 1) or 0
+    count = _integer(hardware, "count", "hardware.", 1, JOB_RANGES["count"]) or 0
     if hardware.get("offer"):
         from gpuplan.hardware.topology import assumed_topology
         from gpuplan.pricing.offers import OfferBook
@@ -414,14 +454,17 @@ def _parse_reliability(value: Any) -> ReliabilityOptions:
         raise ScenarioError(
             f"reliability.failures_per_gpu_hour: expected a number >= 0, got {rate!r}"
         )
+    bandwidths = {
+        key: parse_bandwidth(value.get(key, getattr(defaults, key)))
+        for key in ("storage_write_bandwidth", "storage_read_bandwidth")
+    }
+    for key, bandwidth in bandwidths.items():
+        if bandwidth <= 0:
+            raise ScenarioError(f"reliability.{key}: must be above zero, got {shown(value[key])}")
     return ReliabilityOptions(
         failures_per_gpu_hour=float(rate),
         restart_seconds=parse_duration(value.get("restart", defaults.restart_seconds)),
-        storage_write_bandwidth=parse_bandwidth(
-            value.get("storage_write_bandwidth", defaults.storage_write_bandwidth)
-        ),
-        storage_read_bandwidth=parse_bandwidth(
-            value.get("storage_read_bandwidth", defaults.storage_read_bandwidth)
-        ),
+        storage_write_bandwidth=bandwidths["storage_write_bandwidth"],
+        storage_read_bandwidth=bandwidths["storage_read_bandwidth"],
         asynchronous_checkpoints=_boolean(value, "asynchronous_checkpoints", "reliability.", False),
     )

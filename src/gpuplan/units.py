@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 from gpuplan.errors import InputError
+from gpuplan.limits import shown
 
 SECONDS_PER_MINUTE = 60.0
 SECONDS_PER_HOUR = 3600.0
@@ -35,16 +36,26 @@ _BINARY_PREFIX = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "P
 _NUMBER = r"([-+]?(?:\d+(?:[.,_]\d+)*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
 
 
+SMALLEST_AMOUNT = Decimal("1e-12")
+LARGEST_AMOUNT = Decimal("1e15")
+"""A price or a budget other than zero lies between these in size: a trillionth of a unit (per-second
+prices run to 1e-6) and a quadrillion."""
+
+
 class UnitError(InputError):
     """A quantity that could not be parsed; the message names the accepted forms."""
 
 
 def _to_float(text: str) -> float:
-    return float(text.replace(",", "").replace("_", ""))
+    """The number in ``text`` ("1,000.5", "2_000"); a malformed one ("1.5.5") is a UnitError."""
+    try:
+        return float(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise UnitError(f"cannot read {shown(text)} as a number") from None
 
 
 def _fail(kind: str, value: object, accepted: str) -> UnitError:
-    return UnitError(f"cannot read {value!r} as {kind}; accepted forms: {accepted}")
+    return UnitError(f"cannot read {shown(value)} as {kind}; accepted forms: {accepted}")
 
 
 def _match(pattern: str, value: str) -> re.Match[str] | None:
@@ -342,6 +353,10 @@ def parse_money(value: str) -> Rate:
         amount = Decimal(match.group("num").replace(",", "").replace("_", ""))
     except InvalidOperation as error:
         raise _fail("a price", value, _MONEY_FORMS) from error
+    if amount and not SMALLEST_AMOUNT <= abs(amount) <= LARGEST_AMOUNT:
+        raise UnitError(
+            f"{shown(value)}: amounts of money run from {SMALLEST_AMOUNT:e} to {LARGEST_AMOUNT:e}"
+        )
     period = match.group("period")
     period_seconds = None
     if period is not None:
@@ -367,9 +382,10 @@ def format_money(amount: Decimal | float, currency: str, digits: int = 2) -> str
 
 
 def _digits_for(amount: Decimal) -> int:
-    """Decimal places that show ``amount`` exactly, at least 2: per-second prices keep theirs."""
+    """Decimal places that show ``amount`` exactly, at least 2 and at most 12: per-second prices
+    keep theirs."""
     exponent = amount.as_tuple().exponent
-    return max(2, -exponent) if isinstance(exponent, int) else 2
+    return min(max(2, -exponent), 12) if isinstance(exponent, int) else 2
 
 
 def _trim(number: float) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 from gpuplan.catalog.parsed_cache import parse_catalog_toml
 from gpuplan.errors import InputError
 from gpuplan.hardware.gpu import GPUSpec
+from gpuplan.limits import shown
 from gpuplan.workload.model import ModelSpec
 
 
@@ -54,7 +55,7 @@ def gpu_ids() -> list[str]:
 def _suggest(name: str, candidates: list[str], kind: str, command: str) -> CatalogError:
     close = difflib.get_close_matches(name.lower(), candidates, n=3, cutoff=0.5)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
-    return CatalogError(f"unknown {kind} {name!r}{hint} (`gpuplan {command}` lists them)")
+    return CatalogError(f"unknown {kind} {shown(name)}{hint} (`gpuplan {command}` lists them)")
 
 
 @cache

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from gpuplan.cli.catalog_commands import JsonOption
+from gpuplan.cli.checks import finite
 from gpuplan.cli.report_options import FormatOption, ReportOption, emit_report, wants_report
 
 VERDICT_STYLES = {"PASS": "green", "WARN": "yellow", "FAIL": "red", "SKIPPED": "dim"}
@@ -79,7 +80,13 @@ def bench(
     ] = "3GB/s",
     burn_minutes: Annotated[
         float | None,
-        typer.Option("--burn-minutes", help="Sustained burn length (default 5, quick 1)."),
+        typer.Option(
+            "--burn-minutes",
+            help="Sustained burn length (default 5, quick 1).",
+            min=0,
+            max=1440,
+            callback=finite,
+        ),
     ] = None,
     gpu: Annotated[
         str | None, typer.Option(help="Catalog GPU id when the driver's name is not recognised.")

@@ -81,7 +81,7 @@ def memory(
     ] = None,
     json_output: JsonOption = False,
 ) -> None:
-    from gpuplan.api import estimate as run_estimate
+    from gpuplan.api import memory_estimate
 
     scenario: dict[str, Any] = {
         "model": model,
@@ -99,7 +99,7 @@ def memory(
         scenario["strategy"]["zero"] = zero
     if trainable_layers is not None:
         scenario["trainable_layers"] = trainable_layers
-    result = run_estimate(scenario)
+    result = memory_estimate(scenario)
     if json_output:
         from gpuplan.cli.output import print_json
 

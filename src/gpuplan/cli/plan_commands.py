@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from gpuplan.cli.catalog_commands import JsonOption
+from gpuplan.cli.checks import finite
 from gpuplan.cli.estimate_commands import ProfileOption
 from gpuplan.cli.report_options import FormatOption, ReportOption, emit_report, wants_report
 
@@ -77,7 +78,10 @@ def plan(
         typer.Option("--billing", help="Only these billing modes (hourly, monthly, spot...)."),
     ] = None,
     headroom: Annotated[
-        float | None, typer.Option(help="Memory left free on each GPU (default 0.10).")
+        float | None,
+        typer.Option(
+            help="Memory left free on each GPU (default 0.10).", min=0, max=0.99, callback=finite
+        ),
     ] = None,
     currency: Annotated[
         str | None, typer.Option(help="Currency of the costs: CNY, USD, EUR.")

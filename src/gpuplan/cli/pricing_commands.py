@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from gpuplan.cli.checks import finite
+
 if TYPE_CHECKING:
     from gpuplan.pricing.currency import ExchangeRates
     from gpuplan.pricing.offers import OfferBook
@@ -288,7 +290,13 @@ def quote_command(
     tokens: Annotated[str | None, typer.Option("--tokens", help="Trained tokens, e.g. 2B.")] = None,
     tokens_per_second: Annotated[
         float | None,
-        typer.Option("--tokens-per-second", help="Throughput of the whole job.", min=0),
+        typer.Option(
+            "--tokens-per-second",
+            help="Throughput of the whole job.",
+            min=0,
+            max=1e12,
+            callback=finite,
+        ),
     ] = None,
     storage: Annotated[
         str, typer.Option("--storage", help="Persistent storage per instance, e.g. 2TB.")
@@ -308,7 +316,11 @@ def quote_command(
     interruptions_per_hour: Annotated[
         float,
         typer.Option(
-            "--interruptions-per-hour", help="Spot interruption rate (assumed: one a day).", min=0
+            "--interruptions-per-hour",
+            help="Spot interruption rate (assumed: one a day).",
+            min=0,
+            max=3600,
+            callback=finite,
         ),
     ] = 1 / 24,
     restart_overhead: Annotated[
@@ -316,7 +328,10 @@ def quote_command(
         typer.Option("--restart-overhead", help="Work lost per spot interruption (assumed: 30m)."),
     ] = "30m",
     tax_rate: Annotated[
-        float | None, typer.Option("--tax-rate", help="Tax as a share, e.g. 0.06.", min=0)
+        float | None,
+        typer.Option(
+            "--tax-rate", help="Tax as a share, e.g. 0.06.", min=0, max=1, callback=finite
+        ),
     ] = None,
     currency: Annotated[
         str | None, typer.Option("--currency", help="Show amounts in CNY, USD or EUR.")

@@ -84,15 +84,36 @@ class TCOInputs:
     sources: Mapping[str, str]
 
 
+LARGEST_TCO_FIGURE = Decimal("1e15")
+
+
 def _decimal_field(
     table: Mapping[str, Any], key: str, where: str, default: Decimal | None = None
 ) -> Decimal | None:
     if key not in table:
         return default
     value = to_decimal(table[key], f"{where}.{key}")
-    if value < 0:
-        raise TCOError(f"{where}.{key}: must not be negative, got {value}")
+    if not value.is_finite() or value < 0 or value > LARGEST_TCO_FIGURE:
+        raise TCOError(f"{where}.{key}: must be from 0 to 1e15, got {value}")
     return value
+
+
+def _count(table: Mapping[str, Any], key: str, where: str, default: int | None) -> int | None:
+    """A positive whole number of GPUs, nodes or instances (at most 2^20)."""
+    value = table.get(key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1 << 20:
+        raise TCOError(f"{where}.{key}: must be a whole number from 1 to 1,048,576, got {value!r}")
+    return value
+
+
+def _power_usage_effectiveness(table: Mapping[str, Any], where: str) -> Decimal:
+    """PUE: facility power over IT power, at least 1 (1.1-1.6 in published data centres)."""
+    pue = _decimal_field(table, "pue", where, Decimal(1))
+    if pue is None or not Decimal(1) <= pue <= Decimal(5):
+        raise TCOError(f"{where}.pue: must be from 1 to 5 (facility over IT power), got {pue}")
+    return pue
 
 
 def _table(document: Mapping[str, Any], key: str, origin: str) -> Mapping[str, Any]:
@@ -150,11 +171,11 @@ def parse_tco(document: Mapping[str, Any], origin: str) -> TCOInputs:
             where = f"{origin}: power"
             power = PowerInputs(
                 gpu_tdp_watts=_decimal_field(power_table, "gpu_tdp_watts", where) or Decimal(0),
-                gpus_per_node=int(power_table.get("gpus_per_node", 8)),
-                nodes=int(power_table.get("nodes", 1)),
+                gpus_per_node=_count(power_table, "gpus_per_node", where, 8) or 8,
+                nodes=_count(power_table, "nodes", where, 1) or 1,
                 host_watts_per_node=_decimal_field(power_table, "host_watts_per_node", where)
                 or Decimal(0),
-                pue=_decimal_field(power_table, "pue", where, Decimal(1)) or Decimal(1),
+                pue=_power_usage_effectiveness(power_table, where),
                 price_per_kwh=_decimal_field(power_table, "price_per_kwh", where) or Decimal(0),
             )
             if yearly["power"]:
@@ -165,10 +186,8 @@ def parse_tco(document: Mapping[str, Any], origin: str) -> TCOInputs:
         rent_offer = rent.get("offer")
         if (rent_monthly is None) == (rent_offer is None):
             raise TCOError(f"{origin}: [rent] needs exactly one of 'monthly' or 'offer'")
-        instances = rent.get("instances", 1)
-        if isinstance(instances, bool) or not isinstance(instances, int) or instances < 1:
-            raise TCOError(f"{origin}: rent.instances must be a positive whole number")
-        gpus = settings.get("gpus")
+        instances = _count(rent, "instances", f"{origin}: rent", 1) or 1
+        gpus = _count(settings, "gpus", f"{origin}: tco", None)
         if gpus is None and power is not None:
             gpus = power.gpus_per_node * power.nodes
         sources: dict[str, str] = {}
