@@ -3,6 +3,7 @@ field (exit 2), never a traceback, a hang or a flood of output."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -14,7 +15,7 @@ SCENARIO = "model: llama-3.1-8b\nmethod: full\ntokens: 1B\nseq_len: 2048\nglobal
 LEVELS = "abcdefg"
 BOMB = '_a: &a ["x", "x", "x", "x", "x", "x", "x", "x", "x"]\n' + "".join(
     f"_{name}: &{name} [{', '.join([f'*{previous}'] * 9)}]\n"
-    for previous, name in zip(LEVELS, LEVELS[1:], strict=False)
+    for previous, name in itertools.pairwise(LEVELS)
 )
 """A "billion laughs" document: seven levels of nine aliases, 9^7 values once expanded."""
 HEAD = {"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096}

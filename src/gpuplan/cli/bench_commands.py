@@ -12,7 +12,13 @@ import typer
 
 from gpuplan.cli.catalog_commands import JsonOption
 from gpuplan.cli.checks import finite
-from gpuplan.cli.report_options import FormatOption, ReportOption, emit_report, wants_report
+from gpuplan.cli.report_options import (
+    ForceOption,
+    FormatOption,
+    ReportOption,
+    emit_report,
+    wants_report,
+)
 
 VERDICT_STYLES = {"PASS": "green", "WARN": "yellow", "FAIL": "red", "SKIPPED": "dim"}
 
@@ -298,6 +304,7 @@ def show(
     run_id: Annotated[int, typer.Argument(help="Run id from `gpuplan bench history`.")],
     json_output: JsonOption = False,
     report: ReportOption = None,
+    force: ForceOption = False,
     output_format: FormatOption = "table",
 ) -> None:
     from gpuplan.store import load_bench_run
@@ -306,7 +313,7 @@ def show(
     if not json_output and wants_report(report, output_format):
         from gpuplan.report.bench import build_bench_report
 
-        emit_report(lambda lang: build_bench_report(run, lang), report, output_format)
+        emit_report(lambda lang: build_bench_report(run, lang), report, output_format, force)
         if output_format == "md":
             return
     _show_result(run, json_output)

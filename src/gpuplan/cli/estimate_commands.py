@@ -8,7 +8,13 @@ from typing import Annotated, Any
 import typer
 
 from gpuplan.cli.catalog_commands import JsonOption
-from gpuplan.cli.report_options import FormatOption, ReportOption, emit_report, wants_report
+from gpuplan.cli.report_options import (
+    ForceOption,
+    FormatOption,
+    ReportOption,
+    emit_report,
+    wants_report,
+)
 
 ProfileOption = Annotated[
     int | None,
@@ -37,6 +43,7 @@ def estimate(
     profile: ProfileOption = None,
     json_output: JsonOption = False,
     report: ReportOption = None,
+    force: ForceOption = False,
     output_format: FormatOption = "table",
 ) -> None:
     from gpuplan.api import estimate as run_estimate
@@ -47,7 +54,9 @@ def estimate(
         from gpuplan.scenario import read_scenario_file
 
         asked = read_scenario_file(scenario)
-        emit_report(lambda lang: build_estimate_report(result, lang, asked), report, output_format)
+        emit_report(
+            lambda lang: build_estimate_report(result, lang, asked), report, output_format, force
+        )
         if output_format == "md":
             return
     show_result(result, json_output)

@@ -10,7 +10,13 @@ import typer
 from gpuplan.cli.catalog_commands import JsonOption
 from gpuplan.cli.checks import finite
 from gpuplan.cli.estimate_commands import ProfileOption
-from gpuplan.cli.report_options import FormatOption, ReportOption, emit_report, wants_report
+from gpuplan.cli.report_options import (
+    ForceOption,
+    FormatOption,
+    ReportOption,
+    emit_report,
+    wants_report,
+)
 
 PLAN_HELP = """Search every GPU type, cluster size and parallel layout for the cheapest, fastest, or best
 plan under a budget and a deadline. Give a scenario file, flags, or both (flags win).
@@ -108,6 +114,7 @@ def plan(
     profile: ProfileOption = None,
     json_output: JsonOption = False,
     report: ReportOption = None,
+    force: ForceOption = False,
     output_format: FormatOption = "table",
 ) -> None:
     from gpuplan.api import plan_search
@@ -164,7 +171,9 @@ def plan(
     if export is not None and result["plans"]:
         from gpuplan.export import export_plan, write_export
 
-        exported = write_export(export_plan(result["plans"][0], parsed, export), export_path)
+        exported = write_export(
+            export_plan(result["plans"][0], parsed, export), export_path, overwrite=force
+        )
         result["export"] = str(exported)
     if json_output:
         from gpuplan.cli.output import print_json
@@ -179,6 +188,7 @@ def plan(
             lambda lang: build_plan_report(result, scenario, details, lang, options),
             report,
             output_format,
+            force,
         )
         if output_format == "md":
             return

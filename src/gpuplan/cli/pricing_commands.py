@@ -13,7 +13,13 @@ if TYPE_CHECKING:
     from gpuplan.pricing.currency import ExchangeRates
     from gpuplan.pricing.offers import OfferBook
 
-from gpuplan.cli.report_options import FormatOption, ReportOption, emit_report, wants_report
+from gpuplan.cli.report_options import (
+    ForceOption,
+    FormatOption,
+    ReportOption,
+    emit_report,
+    wants_report,
+)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON in base units.")]
 OffersFileOption = Annotated[
@@ -250,6 +256,7 @@ def import_skypilot(
             "--output", "-o", help="Write the TOML here (default: stdout).", dir_okay=False
         ),
     ] = None,
+    force: ForceOption = False,
 ) -> None:
     from gpuplan.cli.output import error_console
     from gpuplan.errors import InputError
@@ -268,7 +275,9 @@ def import_skypilot(
     if output is None:
         print(text, end="")
     else:
-        output.write_text(text, "utf-8")
+        from gpuplan.writing import write_atomically
+
+        write_atomically(output, text, overwrite=force)
 
 
 # --- quote ----------------------------------------------------------------------------------
@@ -341,6 +350,7 @@ def quote_command(
     fx: FxOption = None,
     json_output: JsonOption = False,
     report: ReportOption = None,
+    force: ForceOption = False,
     output_format: FormatOption = "table",
 ) -> None:
     from decimal import Decimal
@@ -399,7 +409,7 @@ def quote_command(
     if wants_report(report, output_format):
         from gpuplan.report.quote import build_quote_report
 
-        emit_report(lambda lang: build_quote_report(result, lang), report, output_format)
+        emit_report(lambda lang: build_quote_report(result, lang), report, output_format, force)
         if output_format == "md":
             return
     _print_quote(result)
@@ -535,6 +545,7 @@ def tco_command(
     fx: FxOption = None,
     json_output: JsonOption = False,
     report: ReportOption = None,
+    force: ForceOption = False,
     output_format: FormatOption = "table",
 ) -> None:
     from decimal import Decimal
@@ -563,7 +574,7 @@ def tco_command(
     if wants_report(report, output_format):
         from gpuplan.report.tco import build_tco_report
 
-        emit_report(lambda lang: build_tco_report(result, lang), report, output_format)
+        emit_report(lambda lang: build_tco_report(result, lang), report, output_format, force)
         if output_format == "md":
             return
     from rich.table import Table

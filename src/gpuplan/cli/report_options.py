@@ -19,6 +19,10 @@ ReportOption = Annotated[
         dir_okay=False,
     ),
 ]
+ForceOption = Annotated[
+    bool,
+    typer.Option("--force", help="Replace a report or export file that already exists."),
+]
 FormatOption = Annotated[
     str,
     typer.Option("--format", help="Terminal output: table (default) or md (Markdown)."),
@@ -35,7 +39,10 @@ def wants_report(report_path: Path | None, output_format: str) -> bool:
 
 
 def emit_report(
-    build: Callable[[str], Report], report_path: Path | None, output_format: str
+    build: Callable[[str], Report],
+    report_path: Path | None,
+    output_format: str,
+    overwrite: bool = False,
 ) -> None:
     """Build the report in the current language, write it to ``report_path`` and/or print it
     as Markdown."""
@@ -46,5 +53,5 @@ def emit_report(
     if output_format == "md":
         print(render(report, "md"), end="")
     if report_path is not None:
-        written = write_report(report, report_path)
+        written = write_report(report, report_path, overwrite)
         typer.echo(f"wrote {written}", err=output_format == "md")

@@ -10,8 +10,6 @@ and explained in ``ExportedFile.notes`` (and, where the format allows comments, 
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -63,24 +61,14 @@ def write_export(
     target, so a reader never sees half a file. An existing target is an error unless
     ``overwrite`` is true. The Megatron script is made executable.
     """
+    from gpuplan.writing import WriteError, write_atomically
+
     target = Path(directory_or_path)
-    if target.is_dir():
+    if target.is_dir() and not target.is_symlink():
         target = target / exported.filename
-    if target.exists() and not overwrite:
-        raise ExportError(f"{target}: already exists; pass overwrite to replace it")
-    if not target.parent.is_dir():
-        raise ExportError(f"{target.parent}: no such directory")
-    descriptor, temporary = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
-    )
     try:
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(exported.text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temporary, 0o755 if exported.filename.endswith(".sh") else 0o644)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return target
+        return write_atomically(
+            target, exported.text, overwrite=overwrite, executable=exported.filename.endswith(".sh")
+        )
+    except WriteError as refused:
+        raise ExportError(str(refused)) from None

@@ -26,9 +26,10 @@ def render(report: Report, form: str) -> str:
     return render_html(report)
 
 
-def write_report(report: Report, path: str | Path) -> Path:
-    """Write HTML, or Markdown when the path ends in ``.md``."""
+def write_report(report: Report, path: str | Path, overwrite: bool = False) -> Path:
+    """Write HTML, or Markdown when the path ends in ``.md`` (atomically, ``writing.py``)."""
+    from gpuplan.writing import write_atomically
+
     target = Path(path)
     form = "md" if target.suffix.lower() in (".md", ".markdown") else "html"
-    target.write_text(render(report, form), "utf-8")
-    return target
+    return write_atomically(target, render(report, form), overwrite=overwrite)
