@@ -31,7 +31,7 @@ def write_atomically(
     if target.exists() and not overwrite:
         raise WriteError(f"{name} already exists; pass --force to replace it")
     if not target.parent.is_dir():
-        raise WriteError(f"{shown(str(target.parent))}: no such directory")
+        raise WriteError(f"cannot write {name}: no such directory {shown(str(target.parent))}")
     try:
         descriptor, temporary = tempfile.mkstemp(
             prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
