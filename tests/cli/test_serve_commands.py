@@ -47,3 +47,12 @@ def test_a_blas_setting_the_user_chose_is_kept(cli, runs, monkeypatch):
 def test_bad_worker_counts_are_refused(cli, runs, workers):
     code, _, err = cli("serve", "--workers", workers)
     assert code == 2 and "--workers" in err and not runs
+
+
+def test_a_network_address_needs_allow_remote(cli, runs, monkeypatch):
+    monkeypatch.delenv("GPUPLAN_SERVE_HOSTS", raising=False)
+    code, _, err = cli("serve", "--host", "0.0.0.0")
+    assert code == 2 and "--allow-remote" in err and not runs
+    code, _, err = cli("serve", "--host", "10.0.0.5", "--allow-remote")
+    assert code == 0 and "warning" in err
+    assert os.environ["GPUPLAN_SERVE_HOSTS"] == "10.0.0.5,127.0.0.1,localhost"

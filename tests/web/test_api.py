@@ -211,3 +211,65 @@ def test_a_report_gathers_the_extras_once_for_every_language(monkeypatch):
     build("en")
     build("zh")
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e400"])
+@pytest.mark.parametrize("field", ["max_gpus", "limit", "seq_len", "global_batch"])
+def test_non_finite_numbers_are_422_naming_the_field(client, number, field):
+    body = '{"model": "llama-3.1-8b", "method": "qlora", "tokens": "100M", "%s": %s}'
+    response = client.post(
+        "/api/plan", content=body % (field, number), headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 422, response.text
+    assert field in response.text
+
+
+def test_a_chunked_body_past_the_limit_is_413(client):
+    def chunks():
+        for _ in range(300):
+            yield b"x" * 1024
+
+    response = client.post("/api/plan", content=chunks())
+    assert response.status_code == 413
+
+
+def test_a_foreign_host_header_is_refused(client):
+    assert client.get("/api/gpus", headers={"host": "attacker.example"}).status_code == 400
+    assert client.get("/api/gpus", headers={"host": "127.0.0.1:8000"}).status_code == 200
+
+
+def test_every_response_carries_the_safety_headers(client):
+    response = client.get("/plan")
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert response.headers["x-frame-options"] == "DENY"
+    assert "default-src 'self'" in response.headers["content-security-policy"]
+    assert response.headers["referrer-policy"] == "no-referrer"
+
+
+def test_a_form_plan_runs_off_the_event_loop(monkeypatch):
+    """While a form's plan computes, the event loop still answers other requests."""
+    import asyncio
+    import time
+
+    import httpx
+
+    from gpuplan.web import pages
+
+    def slow(fields, upload, lang):
+        time.sleep(1.0)
+        return "done", 200
+
+    monkeypatch.setattr(pages, "_plan_answer", slow)
+
+    async def scenario():
+        transport = httpx.ASGITransport(app=create_app())
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+            plan = asyncio.create_task(http.post("/plan", data={"model": "llama-3.1-8b"}))
+            await asyncio.sleep(0.05)
+            started = time.perf_counter()
+            health = await http.get("/api/gpus")
+            waited = time.perf_counter() - started
+            assert health.status_code == 200 and waited < 0.5
+            assert (await plan).status_code == 200
+
+    asyncio.run(scenario())

@@ -23,7 +23,9 @@ to gain wall-clock time, and N workers x M threads oversubscribe the cores."""
 
 
 def serve(
-    host: Annotated[str, typer.Option(help="Address to bind; 0.0.0.0 exposes it.")] = "127.0.0.1",
+    host: Annotated[
+        str, typer.Option(help="Address to bind; another than loopback needs --allow-remote.")
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.", min=1, max=65535)] = 8000,
     workers: Annotated[
         int,
@@ -33,6 +35,13 @@ def serve(
             max=256,
         ),
     ] = 1,
+    allow_remote: Annotated[
+        bool,
+        typer.Option(
+            "--allow-remote",
+            help="Serve a non-loopback --host (no login, no TLS: only on a network you trust).",
+        ),
+    ] = False,
 ) -> None:
     import os
 
@@ -40,6 +49,16 @@ def serve(
 
     for variable in BLAS_THREAD_VARIABLES:
         os.environ.setdefault(variable, "1")
+    loopback = host in ("127.0.0.1", "localhost", "::1")
+    if not loopback and not allow_remote:
+        raise InputError(
+            f"--host {host}: serves gpuplan to the network with no login; "
+            "add --allow-remote to mean it, or keep the default 127.0.0.1"
+        )
+    if not loopback:
+        hosts = "" if host in ("0.0.0.0", "::") else f"{host},127.0.0.1,localhost"
+        os.environ["GPUPLAN_SERVE_HOSTS"] = hosts
+        typer.echo(f"warning: serving on {host}: anyone who can reach it can use it", err=True)
     try:
         import uvicorn
 

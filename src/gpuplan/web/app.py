@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.responses import JSONResponse, Response
 
 from gpuplan.errors import InputError
 from gpuplan.i18n import DEFAULT_LANGUAGE, language_from_accept_header, normalize_language
@@ -29,10 +30,17 @@ def request_language(request: Request) -> tuple[str, bool]:
     ) or DEFAULT_LANGUAGE, False
 
 
-def create_app() -> FastAPI:
-    """A new application; ``gpuplan serve`` runs it with uvicorn."""
+def create_app(hosts: Iterable[str] | None = None) -> Any:
+    """A new application wrapped in ``guard.Guard``; ``gpuplan serve`` runs it with uvicorn.
+    ``hosts``: the Host names it answers to (default: ``$GPUPLAN_SERVE_HOSTS``, comma-separated,
+    which ``gpuplan serve`` sets for its workers; else the loopback names; empty: any)."""
+    import os
+
+    from fastapi.exceptions import RequestValidationError
+
     from gpuplan import __version__
     from gpuplan.web import api, pages
+    from gpuplan.web.guard import LOOPBACK_NAMES, Guard
 
     app = FastAPI(
         title="gpuplan",
@@ -46,9 +54,6 @@ def create_app() -> FastAPI:
     async def limits_and_language(
         request: Request, call_next: Callable[[Request], Awaitable[Response]]
     ) -> Response:
-        length = request.headers.get("content-length")
-        if length and length.isdigit() and int(length) > REQUEST_LIMIT_BYTES:
-            return PlainTextResponse("request body too large", status_code=413)
         language, remember = request_language(request)
         request.state.lang = language
         response = await call_next(request)
@@ -60,6 +65,18 @@ def create_app() -> FastAPI:
     async def input_error(request: Request, error: InputError) -> JSONResponse:
         return JSONResponse({"detail": str(error)}, status_code=422)
 
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
+        """422 naming each field; the rejected values are left out (NaN cannot be JSON)."""
+        details = [
+            {"loc": list(item["loc"]), "msg": item["msg"], "type": item["type"]}
+            for item in error.errors()
+        ]
+        return JSONResponse({"detail": details}, status_code=422)
+
     app.include_router(api.router)
     app.include_router(pages.router)
-    return app
+    if hosts is None:
+        configured = os.environ.get("GPUPLAN_SERVE_HOSTS")
+        hosts = LOOPBACK_NAMES if configured is None else [h for h in configured.split(",") if h]
+    return Guard(app, REQUEST_LIMIT_BYTES, hosts)

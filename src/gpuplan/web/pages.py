@@ -92,6 +92,30 @@ async def _fields(request: Request) -> tuple[dict[str, str], bytes | None]:
     return fields, upload
 
 
+ANSWER_SECONDS = 30.0
+"""A form's answer is computed off the event loop and given up after this long (HTTP 503), so
+one request never blocks the others; the API's handlers run in the same thread pool."""
+
+
+async def _answer(
+    request: Request, compute: Callable[[dict[str, str], bytes | None, str], tuple[str, int]]
+) -> HTMLResponse:
+    """Read the form on the event loop, compute the page in a worker thread, respond."""
+    import asyncio
+
+    from starlette.concurrency import run_in_threadpool
+
+    lang = _language(request)
+    fields, upload = await _fields(request)
+    try:
+        html, status = await asyncio.wait_for(
+            run_in_threadpool(compute, fields, upload, lang), ANSWER_SECONDS
+        )
+    except TimeoutError:
+        return HTMLResponse("the answer took too long; narrow the search", status_code=503)
+    return _respond(request, html, status)
+
+
 def _model(fields: Mapping[str, str], upload: bytes | None, lang: str) -> str | dict[str, Any]:
     if upload is not None:
         config = parse_upload(upload, lang)
@@ -181,8 +205,10 @@ def plan_page(request: Request) -> HTMLResponse:
 
 @router.post("/plan", response_class=HTMLResponse, include_in_schema=False)
 async def plan_submit(request: Request) -> HTMLResponse:
-    lang = _language(request)
-    fields, upload = await _fields(request)
+    return await _answer(request, _plan_answer)
+
+
+def _plan_answer(fields: dict[str, str], upload: bytes | None, lang: str) -> tuple[str, int]:
     values = {**PLAN_DEFAULTS, **fields}
     body = _heading("plan", lang) + _plan_form(values, lang)
     try:
@@ -193,9 +219,7 @@ async def plan_submit(request: Request) -> HTMLResponse:
     except InputError as error:
         body += error_box(str(error), lang)
         status = 400
-    return _respond(
-        request, page(translate("web.nav.plan", lang), lang, "plan", body, "/plan"), status
-    )
+    return page(translate("web.nav.plan", lang), lang, "plan", body, "/plan"), status
 
 
 # --- estimate ------------------------------------------------------------------------------
@@ -225,8 +249,10 @@ def estimate_page(request: Request) -> HTMLResponse:
 
 @router.post("/estimate", response_class=HTMLResponse, include_in_schema=False)
 async def estimate_submit(request: Request) -> HTMLResponse:
-    lang = _language(request)
-    fields, upload = await _fields(request)
+    return await _answer(request, _estimate_answer)
+
+
+def _estimate_answer(fields: dict[str, str], upload: bytes | None, lang: str) -> tuple[str, int]:
     body = _heading("estimate", lang) + _estimate_form({**ESTIMATE_DEFAULTS, **fields}, lang)
     try:
         scenario = plan_scenario(fields, _model(fields, upload, lang))
@@ -244,7 +270,7 @@ async def estimate_submit(request: Request) -> HTMLResponse:
         body += error_box(str(error), lang)
         status = 400
     html = page(translate("web.nav.estimate", lang), lang, "estimate", body, "/estimate")
-    return _respond(request, html, status)
+    return html, status
 
 
 # --- quote ---------------------------------------------------------------------------------
@@ -272,8 +298,10 @@ def quote_page(request: Request) -> HTMLResponse:
 
 @router.post("/quote", response_class=HTMLResponse, include_in_schema=False)
 async def quote_submit(request: Request) -> HTMLResponse:
-    lang = _language(request)
-    fields, _ = await _fields(request)
+    return await _answer(request, _quote_answer)
+
+
+def _quote_answer(fields: dict[str, str], _: bytes | None, lang: str) -> tuple[str, int]:
     body = _heading("quote", lang) + _quote_form({**QUOTE_DEFAULTS, **fields}, lang)
     try:
         result, build = services.quote(
@@ -288,9 +316,7 @@ async def quote_submit(request: Request) -> HTMLResponse:
     except InputError as error:
         body += error_box(str(error), lang)
         status = 400
-    return _respond(
-        request, page(translate("web.nav.quote", lang), lang, "quote", body, "/quote"), status
-    )
+    return page(translate("web.nav.quote", lang), lang, "quote", body, "/quote"), status
 
 
 # --- tco -----------------------------------------------------------------------------------
@@ -313,8 +339,10 @@ def tco_page(request: Request) -> HTMLResponse:
 
 @router.post("/tco", response_class=HTMLResponse, include_in_schema=False)
 async def tco_submit(request: Request) -> HTMLResponse:
-    lang = _language(request)
-    fields, _ = await _fields(request)
+    return await _answer(request, _tco_answer)
+
+
+def _tco_answer(fields: dict[str, str], _: bytes | None, lang: str) -> tuple[str, int]:
     text = fields.get("inputs", "")
     body = _heading("tco", lang) + _tco_form(text, lang)
     try:
@@ -324,9 +352,7 @@ async def tco_submit(request: Request) -> HTMLResponse:
     except InputError as error:
         body += error_box(str(error), lang)
         status = 400
-    return _respond(
-        request, page(translate("web.nav.tco", lang), lang, "tco", body, "/tco"), status
-    )
+    return page(translate("web.nav.tco", lang), lang, "tco", body, "/tco"), status
 
 
 # --- catalog -------------------------------------------------------------------------------
