@@ -15,8 +15,14 @@ uvicorn = pytest.importorskip("uvicorn")
 def runs(monkeypatch):
     calls = []
     monkeypatch.setattr(uvicorn, "run", lambda app, **options: calls.append((app, options)))
-    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        monkeypatch.delenv(variable, raising=False)
+    for variable in (
+        "OPENBLAS_NUM_THREADS",
+        "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "GPUPLAN_SERVE_HOSTS",
+    ):
+        monkeypatch.setenv(variable, "")  # recorded, so that teardown restores the original
+        monkeypatch.delenv(variable)
     return calls
 
 
@@ -50,7 +56,6 @@ def test_bad_worker_counts_are_refused(cli, runs, workers):
 
 
 def test_a_network_address_needs_allow_remote(cli, runs, monkeypatch):
-    monkeypatch.delenv("GPUPLAN_SERVE_HOSTS", raising=False)
     code, _, err = cli("serve", "--host", "0.0.0.0")
     assert code == 2 and "--allow-remote" in err and not runs
     code, _, err = cli("serve", "--host", "10.0.0.5", "--allow-remote")
