@@ -94,24 +94,15 @@ def median_seconds(command: list[str], repeat: int, core: int) -> float:
 
 def layouts_per_second() -> dict[str, tuple[int, float]]:
     """Layouts evaluated and best-of-5 in-process seconds for each preset's search and SEARCHES."""
-    from gpuplan.api import plan_search
     from gpuplan.presets import PRESETS
+    from search_speed import timed_search
 
     cases = {
         f"preset {name}": (preset["scenario"], preset["options"])
         for name, preset in PRESETS.items()
     }
     cases.update(SEARCHES)
-    figures = {}
-    for name, (scenario, options) in cases.items():
-        plan_search(scenario, **options)
-        timings = []
-        for _ in range(5):
-            started = time.perf_counter()
-            result = plan_search(scenario, **options)
-            timings.append(time.perf_counter() - started)
-        figures[name] = (int(result["evaluated"]), min(timings))
-    return figures
+    return {name: timed_search(scenario, options) for name, (scenario, options) in cases.items()}
 
 
 def main() -> None:

@@ -55,15 +55,9 @@ def estimate(
     ``gpuplan bench`` run whose measurements replace the built-in efficiencies for its GPU.
     """
     measured = machine_measurements(profile)
-    parsed, strategy, layout = _resolved_layout(scenario)
+    parsed, strategy, layout, memory, framework = _resolved_layout(scenario)
     job, cluster = parsed.job, parsed.cluster
     assert cluster is not None
-    memory = estimate_memory(
-        job, layout, cluster.capacity_bytes, flash_attention=strategy.flash_attention
-    )
-    framework = FRAMEWORK_CODES[
-        int(resolve_framework_codes(job.framework, layout.tp, layout.pp, layout.zero))
-    ]
     warnings = layout_warnings(parsed, strategy)
     step = estimate_step_time(
         job, cluster, layout, flash_attention=strategy.flash_attention, measured=measured
@@ -148,21 +142,16 @@ def memory_estimate(scenario: Mapping[str, Any] | str | Path | Scenario) -> dict
     """The ``memory``, ``strategy``, ``model``, ``hardware`` and ``job`` parts of
     :func:`estimate`, without the speed model: it needs no bandwidth or peak FLOP/s, so a GPU
     the speed model cannot time (no sourced HBM bandwidth) still gets its memory answer."""
-    parsed, strategy, layout = _resolved_layout(scenario)
-    job, cluster = parsed.job, parsed.cluster
-    assert cluster is not None
-    memory = estimate_memory(
-        job, layout, cluster.capacity_bytes, flash_attention=strategy.flash_attention
-    )
-    framework = FRAMEWORK_CODES[
-        int(resolve_framework_codes(job.framework, layout.tp, layout.pp, layout.zero))
-    ]
+    parsed, strategy, _, memory, framework = _resolved_layout(scenario)
     return {"memory": _memory_dict(memory), **_layout_dict(parsed, strategy, framework)}
 
 
-def _resolved_layout(scenario: Mapping[str, Any] | str | Path | Scenario) -> tuple[Any, Any, Any]:
-    """The parsed scenario (its chosen batch rounded to the layout), its resolved strategy
-    and that strategy's layout; a scenario without hardware is an error."""
+def _resolved_layout(
+    scenario: Mapping[str, Any] | str | Path | Scenario,
+) -> tuple[Scenario, Any, Any, Any, str]:
+    """The parsed scenario (its chosen batch rounded to the layout), its resolved strategy,
+    that strategy's layout, the layout's memory and its framework; a scenario without hardware
+    is an error."""
     parsed = scenario if isinstance(scenario, Scenario) else parse_scenario(scenario)
     if parsed.cluster is None:
         raise InputError(
@@ -172,7 +161,14 @@ def _resolved_layout(scenario: Mapping[str, Any] | str | Path | Scenario) -> tup
     if parsed.batch_rule != "scenario":
         parsed = replace(parsed, job=batch_for_layout(parsed, cluster))
     strategy = parsed.strategy.resolved(parsed.job, cluster)
-    return parsed, strategy, strategy.layout(parsed.job)
+    layout = strategy.layout(parsed.job)
+    memory = estimate_memory(
+        parsed.job, layout, cluster.capacity_bytes, flash_attention=strategy.flash_attention
+    )
+    framework = FRAMEWORK_CODES[
+        int(resolve_framework_codes(parsed.job.framework, layout.tp, layout.pp, layout.zero))
+    ]
+    return parsed, strategy, layout, memory, framework
 
 
 def _memory_dict(memory: Any) -> dict[str, Any]:
