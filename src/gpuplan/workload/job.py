@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpuplan.errors import InputError
+from gpuplan.limits import shown
 from gpuplan.workload.model import ModelSpec
 
 METHODS = ("full", "lora", "qlora", "freeze")
@@ -89,8 +90,10 @@ class LoraConfig:
             if key in LORA_TARGET_SETS:
                 return LORA_TARGET_SETS[key]
             names = [part.strip() for part in key.split(",") if part.strip()]
-        else:
+        elif isinstance(value, list | tuple):
             names = [str(part).strip().lower() for part in value]
+        else:
+            names = []
         aliases = {
             "q": "q_proj",
             "k": "k_proj",
@@ -104,7 +107,7 @@ class LoraConfig:
         unknown = [name for name in targets if name not in LINEAR_MODULES]
         if unknown or not targets:
             raise JobError(
-                f"lora.targets: {value!r} is not attention, all-linear, or a list of "
+                f"lora.targets: {shown(value)} is not attention, all-linear, or a list of "
                 f"{', '.join(LINEAR_MODULES)}"
             )
         return targets
