@@ -60,3 +60,23 @@ def test_default_directory_follows_xdg(monkeypatch, tmp_path):
     monkeypatch.delenv("GPUPLAN_DATA_DIR", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
     assert store.database_path() == tmp_path / "gpuplan" / store.DATABASE_NAME
+
+
+def test_reading_never_creates_the_database(tmp_path):
+    from gpuplan.store import StoreError, list_bench_runs, load_bench_run
+
+    missing = tmp_path / "none" / "gpuplan.sqlite"
+    assert list_bench_runs(path=missing) == []
+    with pytest.raises(StoreError, match="no stored benchmark run 1"):
+        load_bench_run(1, path=missing)
+    assert not missing.parent.exists()
+
+
+def test_a_file_that_is_not_a_database_is_one_line(tmp_path):
+    from gpuplan.store import StoreError, list_bench_runs
+
+    garbage = tmp_path / "gpuplan.sqlite"
+    garbage.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="cannot be used") as caught:
+        list_bench_runs(path=garbage)
+    assert "\n" not in str(caught.value)

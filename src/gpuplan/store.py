@@ -84,12 +84,16 @@ def database_path() -> Path:
 
 
 @contextmanager
-def connect(path: Path | None = None) -> Iterator[sqlite3.Connection]:
-    """An open connection with the schema in place; committed on success, rolled back on error."""
+def connect(path: Path | None = None, create: bool = True) -> Iterator[sqlite3.Connection]:
+    """An open connection with the schema in place; committed on success, rolled back on error.
+    ``create=False`` (readers) never creates the database: a missing one is a StoreError. A
+    file that is not a gpuplan database, or one locked past 5 s, is a one-line StoreError."""
     target = path or database_path()
+    if not create and not target.is_file():
+        raise StoreError(f"no benchmark runs are stored yet ({str(target)!r} does not exist)")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(target)
+        connection = sqlite3.connect(target, timeout=5)
     except (OSError, sqlite3.Error) as error:
         raise StoreError(
             f"{DATA_DIR_VARIABLE}: cannot open the database {str(target)!r}: {error}"
@@ -100,6 +104,10 @@ def connect(path: Path | None = None) -> Iterator[sqlite3.Connection]:
             connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         with connection:
             yield connection
+    except sqlite3.Error as error:
+        raise StoreError(
+            f"{DATA_DIR_VARIABLE}: the database {str(target)!r} cannot be used: {error}"
+        ) from None
     finally:
         connection.close()
 
@@ -129,8 +137,11 @@ def save_bench_run(result: dict[str, Any], path: Path | None = None) -> int:
 
 
 def list_bench_runs(limit: int = 50, path: Path | None = None) -> list[StoredRunSummary]:
-    """The most recent runs first."""
-    with connect(path) as connection:
+    """The most recent runs first (none when nothing was ever stored)."""
+    target = path or database_path()
+    if not target.is_file():
+        return []
+    with connect(target, create=False) as connection:
         rows = connection.execute(
             "SELECT id, created_at, hostname, device, gpu_id, method_version, command,"
             " worst_verdict FROM bench_runs ORDER BY id DESC LIMIT ?",
@@ -141,10 +152,13 @@ def list_bench_runs(limit: int = 50, path: Path | None = None) -> list[StoredRun
 
 def load_bench_run(run_id: int, path: Path | None = None) -> dict[str, Any]:
     """The full stored result of run ``run_id``, with its ``id`` added."""
-    with connect(path) as connection:
-        row = connection.execute(
-            "SELECT result_json FROM bench_runs WHERE id = ?", (run_id,)
-        ).fetchone()
+    target = path or database_path()
+    row = None
+    if target.is_file():
+        with connect(target, create=False) as connection:
+            row = connection.execute(
+                "SELECT result_json FROM bench_runs WHERE id = ?", (run_id,)
+            ).fetchone()
     if row is None:
         raise StoreError(f"run id: no stored benchmark run {run_id} (`gpuplan bench history`)")
     result: dict[str, Any] = json.loads(row[0])
