@@ -40,6 +40,12 @@ FILES: dict[str, bytes] = {
     "empty.json": b"{}",
     "not-utf8.json": b"\xff{}",
     "offers-five.toml": b"offers = 5\n",
+    "usage-superscript.csv": (
+        "instance,start,stop,gpus\npod,2026-11-02T08:00:00Z,2026-11-02T09:00:00Z,\u00b2\n"
+    ).encode(),
+    "usage-huge.csv": (
+        b"instance,start,stop,gpus,storage_gb\npod,2026-11-02T08:00:00Z,2026-11-02T09:00:00Z,1,1e400\n"
+    ),
     "offers-binary.toml": b"\xff\xfe\x00",
     "tco-power.toml": (
         b'[tco]\ncurrency = "CNY"\nyears = 3\ngpus = 8\n[buy]\ngpus = 100\n[operations]\n'
@@ -75,6 +81,8 @@ CASES = [
     (["model", "x" * 300], "unknown model"),
     (["offers", "--offers", "{offers-five.toml}"], "provider"),
     (["offers", "--offers", "{offers-binary.toml}"], "UTF-8"),
+    (["audit", "{usage-superscript.csv}", "--offer", "xingyu-a100-40gb-x4"], "gpus"),
+    (["audit", "{usage-huge.csv}", "--offer", "xingyu-a100-40gb-x4"], "storage_gb"),
     (["tco", "{tco-power.toml}"], "operations.power"),
     (["tco", "{tco-negative.toml}"], "tco.gpus"),
     (["tco", "{tco-pue.toml}"], "power.pue"),

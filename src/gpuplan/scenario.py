@@ -72,6 +72,7 @@ HARDWARE_KEYS = (
     "inter_node",
     "p2p",
     "offer",
+    "offers_file",
     "allow_unlisted_network",
     "power_limit_watts",
 )
@@ -351,7 +352,8 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
 
 def _parse_cluster(hardware: Mapping[str, Any]) -> Cluster | None:
     """``hardware``: a GPU in its usual servers (``gpus_per_node``, ``inter_node``, ``p2p``
-    override them), or ``offer``: the machine a catalog offer sells, ``count`` GPUs of it."""
+    override them), or ``offer``: the machine an offer sells, ``count`` GPUs of it; the offer
+    is the catalog's or, with ``offers_file``, one of the user's own offers file."""
     from gpuplan.catalog import load_gpu
 
     count = _integer(hardware, "count", "hardware.", 1, JOB_RANGES["count"]) or 0
@@ -359,7 +361,12 @@ def _parse_cluster(hardware: Mapping[str, Any]) -> Cluster | None:
         from gpuplan.hardware.topology import assumed_topology
         from gpuplan.pricing.offers import OfferBook
 
-        offer = OfferBook.build().get(str(hardware["offer"]))
+        offers_file = hardware.get("offers_file")
+        if offers_file is not None and not isinstance(offers_file, str):
+            raise ScenarioError(
+                f"hardware.offers_file: expected the path of an offers file, got {shown(offers_file)}"
+            )
+        offer = OfferBook.build(offers_file).get(str(hardware["offer"]))
         gpu = load_gpu(offer.gpu)
         if hardware.get("gpu") and load_gpu(str(hardware["gpu"])).id != gpu.id:
             raise ScenarioError(f"hardware.gpu: offer {offer.id} sells {gpu.id}")

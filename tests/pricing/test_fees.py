@@ -150,3 +150,28 @@ observed = "2026-11-01"
     assert short.fees == Decimal("0.005") * 200
     long = quote(offer, 200 * 86400)
     assert long.compute == Decimal(200 * 24) * Decimal("0.95")
+
+
+def test_a_tax_note_without_a_rate_takes_the_users_tax_rate():
+    """An offer that only notes "prices exclude tax" is taxed at --tax-rate; one that charges
+    its own rate keeps it and says that the given rate was not applied."""
+    note = """
+[[fees]]
+category = "tax"
+item = "Sales tax (rate depends on the buyer)"
+unit = "none"
+applies_when = "informational"
+source = "test"
+observed = "2026-11-01"
+"""
+    noted = offer_from(['mode = "hourly", price = 10, per = "instance"'], fees=note)
+    assert quote(noted, 10 * 3600, tax_rate=Decimal("0.2")).fees == Decimal(20)
+    charged = offer_from(
+        ['mode = "hourly", price = 10, per = "instance"'],
+        fees=note.replace(
+            'unit = "none"\napplies_when = "informational"', 'price = 0.1\nunit = "share"'
+        ),
+    )
+    result = quote(charged, 10 * 3600, tax_rate=Decimal("0.2"))
+    assert result.fees == Decimal(10)
+    assert any("--tax-rate is not applied" in warning for warning in result.warnings)

@@ -33,7 +33,7 @@ def _plan_report(scenario, lang, **options):
     from gpuplan.report.plan import build_plan_report, collect_plan_details
 
     result = plan_search(scenario, **options)
-    details = collect_plan_details(result, scenario)
+    details = collect_plan_details(result, scenario, options)
     return build_plan_report(result, scenario, details, lang, options)
 
 

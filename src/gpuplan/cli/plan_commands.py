@@ -183,7 +183,7 @@ def plan(
     if wants_report(report, output_format):
         from gpuplan.report.plan import build_plan_report, collect_plan_details
 
-        details = collect_plan_details(result, scenario)
+        details = collect_plan_details(result, scenario, options)
         emit_report(
             lambda lang: build_plan_report(result, scenario, details, lang, options),
             report,

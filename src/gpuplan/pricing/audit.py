@@ -24,13 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from gpuplan.errors import InputError
-from gpuplan.limits import read_text_file
+from gpuplan.limits import JOB_RANGES, plain_number, read_text_file, shown
 from gpuplan.pricing.currency import ExchangeRates, default_rates
 from gpuplan.pricing.fees import FeeLine, Usage, itemize_fees
 from gpuplan.pricing.offers import Offer, PricePlan
 from gpuplan.units import GB
 
 COLUMNS = ("instance", "start", "stop", "gpus", "storage_gb", "egress_gb")
+LARGEST_GPU_COUNT = int(JOB_RANGES["count"][1])
+LARGEST_USAGE_GB = Decimal(10**12)
+"""Storage or egress in one row: up to 10^12 GB (a zettabyte)."""
 
 
 class UsageFileError(InputError):
@@ -69,8 +72,10 @@ def _non_negative(text: str, where: str) -> Decimal:
         value = Decimal((text or "0").strip() or "0")
     except InvalidOperation:
         raise UsageFileError(f"{where}: {text!r} is not a number") from None
-    if not value.is_finite() or value < 0:
-        raise UsageFileError(f"{where}: {text!r} must be a non-negative number")
+    if not value.is_finite() or not 0 <= value <= LARGEST_USAGE_GB:
+        raise UsageFileError(
+            f"{where}: {shown(text)} must be a number from 0 to {plain_number(float(LARGEST_USAGE_GB))}"
+        )
     return value
 
 
@@ -98,8 +103,13 @@ def read_usage(path: str | Path) -> list[UsageRecord]:
                 f"{where}: stop {stop.isoformat()} is not after start {start.isoformat()}"
             )
         gpus_text = (row.get("gpus") or "").strip()
-        if not gpus_text.isdigit() or int(gpus_text) < 1:
-            raise UsageFileError(f"{where}: gpus: {gpus_text!r} is not a positive whole number")
+        if not (gpus_text.isascii() and gpus_text.isdigit()) or not 1 <= int(gpus_text) <= (
+            LARGEST_GPU_COUNT
+        ):
+            raise UsageFileError(
+                f"{where}: gpus: {shown(gpus_text)} is not a whole number from 1 to "
+                f"{plain_number(LARGEST_GPU_COUNT)}"
+            )
         records.append(
             UsageRecord(
                 row=number,

@@ -118,11 +118,13 @@ def itemize_fees(
     lines: list[FeeLine] = []
     taxes: list[FeeItem] = []
     for fee in fees:
-        if fee.applies_when == "informational" or fee.quantity_kind == "none":
-            lines.append(FeeLine(fee, Decimal(0), None, currency, "informational, not charged"))
-            continue
-        if fee.price is None and not fee.tiers:
-            lines.append(FeeLine(fee, Decimal(0), None, currency, "no public price; not charged"))
+        if not fee.is_charged:
+            reason = (
+                "no public price; not charged"
+                if fee.applies_when != "informational" and fee.quantity_kind != "none"
+                else "informational, not charged"
+            )
+            lines.append(FeeLine(fee, Decimal(0), None, currency, reason))
             continue
         if fee.quantity_kind == "share":
             if fee.category == "tax":

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 from functools import cache
 from importlib import resources
@@ -208,7 +208,7 @@ class PricePlan:
 
     def scaled(self, factor: Decimal) -> PricePlan:
         """The same plan at ``price x factor`` (a negotiated discount factor)."""
-        return _replace(self, price=self.price * factor)
+        return replace(self, price=self.price * factor)
 
     def to_dict(self, gpus: int) -> dict[str, Any]:
         return {
@@ -227,12 +227,6 @@ class PricePlan:
             "notes": self.notes,
             **self.provenance.to_dict(),
         }
-
-
-def _replace(plan: PricePlan, **changes: Any) -> PricePlan:
-    from dataclasses import replace
-
-    return replace(plan, **changes)
 
 
 @dataclass(frozen=True)
@@ -267,6 +261,16 @@ class FeeItem:
     @property
     def quantity_kind(self) -> str:
         return FEE_UNITS[self.unit][0]
+
+    @property
+    def is_charged(self) -> bool:
+        """Whether the fee adds to a bill: priced, and not a note (``informational``, unit
+        ``none``) such as "prices exclude tax"."""
+        return (
+            self.applies_when != "informational"
+            and self.quantity_kind != "none"
+            and (self.price is not None or bool(self.tiers))
+        )
 
     @property
     def size_scale(self) -> int:
@@ -647,8 +651,21 @@ def read_offers_text(text: str, origin: str) -> list[Offer]:
 
 
 def load_offers_file(path: str | Path) -> list[Offer]:
-    """Offers from a user's TOML file (same schema as the built-in ``offers/<provider>.toml``)."""
-    return read_offers_text(read_text_file(path, "offers", OfferError), str(path))
+    """Offers from a user's TOML file (same schema as the built-in ``offers/<provider>.toml``).
+
+    Each offer's ``gpu`` may be a catalog id or an alias ("H100 SXM"); it is stored as the id,
+    and a GPU the catalog does not hold is an error, since no plan could be modelled on it."""
+    from gpuplan.catalog import CatalogError, resolve_gpu_id
+
+    offers = read_offers_text(read_text_file(path, "offers", OfferError), str(path))
+    resolved = []
+    for offer in offers:
+        try:
+            gpu_id = resolve_gpu_id(offer.gpu)
+        except CatalogError as error:
+            raise OfferError(f"{path}: offer {offer.id!r}.gpu: {error}") from None
+        resolved.append(offer if gpu_id == offer.gpu else replace(offer, gpu=gpu_id))
+    return resolved
 
 
 @cache

@@ -266,6 +266,7 @@ class Quote:
                 for plan, amount in self.plans_alone
             ],
             "spot": self.spot.to_dict(rates, source, currency) if self.spot else None,
+            "price_list": [plan.to_dict(self.offer.gpus) for plan in self.offer.plans],
             "tax_included": self.offer.tax_included,
             "warnings": list(self.warnings),
         }
@@ -374,7 +375,9 @@ def quote(
         public_ips=base_usage.public_ips,
     )
     fee_lines = itemize_fees(offer.fees, full_usage, compute, offer.currency, rates)
-    has_tax_fee = any(fee.category == "tax" for fee in offer.fees)
+    has_tax_fee = any(fee.category == "tax" and fee.is_charged for fee in offer.fees)
+    if tax_rate is not None and has_tax_fee:
+        warnings.append("the offer charges its own tax rate; --tax-rate is not applied")
     if tax_rate is not None and not has_tax_fee:
         tax_fee = FeeItem(
             category="tax",

@@ -3,7 +3,7 @@ and the date it was observed."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpuplan.i18n import format_share, translate
@@ -36,24 +36,20 @@ def gpu_rows(gpu_ids: Iterable[str], lang: str) -> list[list[str]]:
     return rows
 
 
-def offer_rows(offer_id: str | None, lang: str) -> list[list[str]]:
-    """One row per plan of the offer: its price with source and date."""
-    if not offer_id:
+def offer_rows(quote: Mapping[str, Any] | None, lang: str) -> list[list[str]]:
+    """One row per plan of the quoted offer: its price with source and date (the quote's
+    ``price_list``, so that an offer from the user's own file is shown as priced)."""
+    if not quote:
         return []
-    from gpuplan.pricing.offers import OfferBook
-
-    offer = OfferBook.build().get(offer_id)
-    rows = []
-    for plan in offer.plans:
-        rows.append(
-            [
-                translate("assume.offer", lang, offer=offer.id, plan=plan.name),
-                f"{plan.price} {offer.currency}/{plan.per}/{plan.mode}",
-                plan.provenance.source,
-                plan.provenance.observed,
-            ]
-        )
-    return rows
+    return [
+        [
+            translate("assume.offer", lang, offer=quote["offer"], plan=plan["name"]),
+            f"{plan['price']} {plan['currency']}/{plan['per']}/{plan['mode']}",
+            plan["source"],
+            plan["observed"],
+        ]
+        for plan in quote["price_list"]
+    ]
 
 
 def efficiency_rows(lang: str) -> list[list[str]]:
@@ -108,7 +104,7 @@ def exchange_rows(currencies: Iterable[str], lang: str) -> list[list[str]]:
 def assumptions_section(
     lang: str,
     gpus: Iterable[str] = (),
-    offer: str | None = None,
+    quote: Mapping[str, Any] | None = None,
     currencies: Iterable[str] = (),
     extra: Iterable[list[str]] = (),
     speed: bool = True,
@@ -119,7 +115,7 @@ def assumptions_section(
         [translate("assume.month", lang), "30 d", "units.SECONDS_PER_MONTH", ""],
         *gpu_rows(gpus, lang),
         *(efficiency_rows(lang) if speed else []),
-        *offer_rows(offer, lang),
+        *offer_rows(quote, lang),
         *exchange_rows(currencies, lang),
         *extra,
     ]

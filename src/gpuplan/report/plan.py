@@ -28,7 +28,9 @@ from gpuplan.scenario import STRATEGY_KEYS
 TCO_YEARS = 3
 
 
-def top_plan_scenario(scenario: Mapping[str, Any], plan: Mapping[str, Any]) -> dict[str, Any]:
+def top_plan_scenario(
+    scenario: Mapping[str, Any], plan: Mapping[str, Any], offers_file: str | None = None
+) -> dict[str, Any]:
     """The scenario with the top plan's hardware and layout filled in, for ``estimate``."""
     strategy = plan["strategy"]
     cost = plan.get("cost")
@@ -39,6 +41,8 @@ def top_plan_scenario(scenario: Mapping[str, Any], plan: Mapping[str, Any]) -> d
             "count": plan["count"],
             "allow_unlisted_network": plan["machine"]["network_assumed"],
         }
+        if offers_file is not None:
+            hardware["offers_file"] = offers_file
     return {
         **scenario,
         "framework": strategy.get("framework", scenario.get("framework", "auto")),
@@ -47,16 +51,21 @@ def top_plan_scenario(scenario: Mapping[str, Any], plan: Mapping[str, Any]) -> d
     }
 
 
-def collect_plan_details(result: Mapping[str, Any], scenario: Mapping[str, Any]) -> dict[str, Any]:
+def collect_plan_details(
+    result: Mapping[str, Any], scenario: Mapping[str, Any], options: Mapping[str, Any]
+) -> dict[str, Any]:
     """What the report shows beyond the search result: the top plan's full estimate, the quote
-    of its offer (billing modes) and a buy-versus-rent comparison where the GPU has a price."""
+    of its offer (billing modes) and a buy-versus-rent comparison where the GPU has a price.
+
+    The offer is looked up in the same book the search priced it from: the catalog, the
+    user's ``offers_file`` and the negotiated ``discount_factors`` of ``options``."""
     from gpuplan.api import estimate
 
     details: dict[str, Any] = {"estimate": None, "quote": None, "tco": None}
     if not result["plans"]:
         return details
     top = result["plans"][0]
-    details["estimate"] = estimate(top_plan_scenario(scenario, top))
+    details["estimate"] = estimate(top_plan_scenario(scenario, top, options.get("offers_file")))
     cost = top.get("cost")
     if cost:
         from gpuplan.pricing.currency import default_rates
@@ -64,7 +73,10 @@ def collect_plan_details(result: Mapping[str, Any], scenario: Mapping[str, Any])
         from gpuplan.pricing.quote import quote
 
         rates = default_rates()
-        offer = OfferBook.build().get(cost["offer"])
+        book = OfferBook.build(
+            options.get("offers_file"), discount_factors=options.get("discount_factors") or None
+        )
+        offer = book.get(cost["offer"])
         chosen = quote(
             offer,
             top["duration"]["seconds"],
@@ -451,7 +463,7 @@ def build_plan_report(
         assumptions_section(
             lang,
             gpus=gpus,
-            offer=quote["offer"] if quote else None,
+            quote=quote,
             currencies=[*currencies, "USD"] if tco else currencies,
             extra=extra,
         )

@@ -135,7 +135,7 @@ def build_quote_report(quote: Mapping[str, Any], lang: str) -> Report:
         lines_section(quote, lang),
         billing_section(quote, lang),
         assumptions_section(
-            lang, gpus=[quote["gpu"]], offer=quote["offer"], currencies=currencies, speed=False
+            lang, gpus=[quote["gpu"]], quote=quote, currencies=currencies, speed=False
         ),
     ]
     return Report(

@@ -23,7 +23,7 @@ def plan(scenario: Mapping[str, Any], options: Mapping[str, Any]) -> Built:
 
     search_options = {"limit": PLAN_LIMIT, **options}
     result = plan_search(dict(scenario), **search_options)
-    details = cache(lambda: collect_plan_details(result, scenario))
+    details = cache(lambda: collect_plan_details(result, scenario, search_options))
     return result, lambda lang: build_plan_report(result, scenario, details(), lang, options)
 
 
