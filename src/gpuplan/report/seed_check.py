@@ -20,6 +20,7 @@ from gpuplan.i18n import translate
 from gpuplan.report.document import Table
 from gpuplan.report.markdown import markdown_table
 from gpuplan.units import SECONDS_PER_DAY, SECONDS_PER_HOUR, SECONDS_PER_MONTH
+from gpuplan.writing import write_atomically
 
 HOLDS, CLOSE, WRONG = "✓", "≈", "✗"
 CLOSE_SHARE = 0.15
@@ -504,7 +505,12 @@ def render(checks: list[Check], lang: str) -> str:
             for check in checks
             if check.group == group
         ]
-        parts += ["", f"## {t(f'seed.section.{group}')}", "", markdown_table(Table(headers, rows))]
+        parts += [
+            "",
+            f"## {t(f'seed.section.{group}')}",
+            "",
+            markdown_table(Table(headers, rows), markup=True),
+        ]
     parts += ["", t("seed.footer"), ""]
     return "\n".join(parts)
 
@@ -515,9 +521,7 @@ def write(directory: Path) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     written = []
     for lang, name in (("en", "seed-check.md"), ("zh", "seed-check.zh.md")):
-        path = directory / name
-        path.write_text(render(checks, lang), "utf-8")
-        written.append(path)
+        written.append(write_atomically(directory / name, render(checks, lang), overwrite=True))
     return written
 
 
