@@ -60,23 +60,11 @@ def serve(
         os.environ["GPUPLAN_SERVE_HOSTS"] = hosts
         typer.echo(f"warning: serving on {host}: anyone who can reach it can use it", err=True)
     try:
-        import uvicorn
-
-        from gpuplan.web.app import create_app
+        from gpuplan.web import server
     except ImportError as missing:
         raise InputError(
             f"gpuplan serve needs the web extra ({missing.name} is missing): "
             "pip install 'gpuplan[web]'"
         ) from None
     typer.echo(f"gpuplan serving on http://{host}:{port}/ (Ctrl+C stops it)")
-    if workers == 1:
-        uvicorn.run(create_app(), host=host, port=port, log_level="warning")
-    else:
-        uvicorn.run(
-            "gpuplan.web.app:create_app",
-            factory=True,
-            host=host,
-            port=port,
-            workers=workers,
-            log_level="warning",
-        )
+    server.run(host, port, workers)

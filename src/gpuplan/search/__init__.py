@@ -50,6 +50,7 @@ from gpuplan.search.request import (
     DEFAULT_HEADROOM,
     DEFAULT_MAX_GPUS,
     OBJECTIVES,
+    LayoutLimitError,
     PlanError,
     PlanRequest,
 )
@@ -60,6 +61,7 @@ __all__ = [
     "OBJECTIVES",
     "Candidates",
     "Evaluated",
+    "LayoutLimitError",
     "Machine",
     "PlanCandidate",
     "PlanError",

@@ -19,7 +19,7 @@ from gpuplan.hardware.gpu import GPUSpec
 from gpuplan.scenario import Scenario
 from gpuplan.search.layouts import Candidates, concatenate, enumerate_layouts
 from gpuplan.search.machines import Machine, weight_bytes_lower_bound
-from gpuplan.search.request import PlanRequest
+from gpuplan.search.request import LayoutLimitError, PlanRequest
 from gpuplan.strategy import OFFLOAD, RECOMPUTE, Strategy
 
 IntArray = npt.NDArray[np.int64]
@@ -75,11 +75,13 @@ def evaluate_machines(
     group: Sequence[tuple[Machine, Sequence[int]]],
     request: PlanRequest,
     layouts: dict[tuple[Any, ...], Candidates] | None = None,
+    layout_budget: int | None = None,
 ) -> tuple[list[Evaluated], int, Shortfall | None]:
     """Evaluate every layout of every machine of one GPU type at once, each on its own
     topology (``comm.ClusterRows``): (feasible plans per machine, layouts evaluated, closest
     miss). A machine on which nothing fits is tried again with optimizer offload. ``layouts``
-    keeps the enumerations of one search, which depend on the node size and counts only."""
+    keeps the enumerations of one search, which depend on the node size and counts only.
+    Past ``layout_budget`` layouts, :class:`LayoutLimitError` is raised before evaluating."""
     known = {} if layouts is None else layouts
 
     def enumerated(index: int, offload: bool) -> Candidates:
@@ -110,6 +112,12 @@ def evaluate_machines(
         candidates = concatenate([part for _, part in parts])
         rows = np.concatenate([np.full(len(part), index) for index, part in parts])
         evaluated_count += len(candidates)
+        if layout_budget is not None and evaluated_count > layout_budget:
+            raise LayoutLimitError(
+                f"max_layouts: the search tries more than {request.max_layouts:,} layouts, the "
+                "limit of one request here; narrow it (gpus, max_gpus, or a strategy that fixes "
+                "tp, pp or ep)"
+            )
         memory = estimate_memory(
             job,
             candidates.layout,

@@ -150,7 +150,8 @@ def plan(request: PlanRequest) -> dict[str, Any]:
     layouts: dict[tuple[Any, ...], Candidates] = {}
     for gpu_id, group in by_gpu.items():
         try:
-            results, count, shortfall = evaluate_machines(scenario, group, request, layouts)
+            budget = None if request.max_layouts is None else request.max_layouts - evaluated_total
+            results, count, shortfall = evaluate_machines(scenario, group, request, layouts, budget)
         except (MissingSpecError, MissingPeakError) as missing:
             skipped[gpu_id] = str(missing)
             continue

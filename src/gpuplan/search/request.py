@@ -28,6 +28,10 @@ class PlanError(InputError):
     """A plan request that cannot be searched (the message names the option)."""
 
 
+class LayoutLimitError(PlanError):
+    """A search larger than the request's ``max_layouts``."""
+
+
 @dataclass(frozen=True)
 class PlanRequest:
     """What to search and how to rank. ``budget`` and ``deadline_seconds`` are hard limits."""
@@ -49,6 +53,8 @@ class PlanRequest:
     measured: MachineMeasurements | None = None
     allow_unlisted_network: bool = False
     today: dt.date | None = None
+    max_layouts: int | None = None
+    """Refuse a search that would evaluate more layouts than this (a server's per-request cap)."""
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
@@ -63,3 +69,5 @@ class PlanRequest:
             raise PlanError(f"deadline: must be positive, got {self.deadline_seconds} s")
         if self.limit < 1:
             raise PlanError(f"limit: must be at least 1, got {self.limit}")
+        if self.max_layouts is not None and self.max_layouts < 1:
+            raise PlanError(f"max_layouts: must be at least 1, got {self.max_layouts}")

@@ -132,3 +132,12 @@ def api_gpus() -> Any:
 @router.get("/offers")
 def api_offers(gpu: str | None = None, provider: str | None = None) -> Any:
     return jsonable(services.offers(gpu, provider))
+
+
+@router.get("/health")
+async def api_health() -> dict[str, str]:
+    """Liveness probe: answered on the event loop, with no catalog work, so its latency is the
+    server's own (a load balancer's or the load benchmark's probe)."""
+    from gpuplan import __version__
+
+    return {"status": "ok", "version": __version__}

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -11,6 +12,11 @@ from fastapi.responses import JSONResponse, Response
 from gpuplan.errors import InputError
 from gpuplan.i18n import DEFAULT_LANGUAGE, language_from_accept_header, normalize_language
 
+COMPUTE_THREADS = 2
+"""Threads that run the handlers' computations (the thread pool's size; anyio's default is 40).
+A search holds the GIL; with 40 of them the event loop waits its turn behind each, and a
+health probe takes 200 ms under load (benchmarks/web_load.py); more cores are used with
+``--workers``, not threads."""
 REQUEST_LIMIT_BYTES = 256 * 1024
 """Whole request bodies above this are refused (uploads themselves are limited to 64 KiB)."""
 LANGUAGE_COOKIE = "gpuplan_lang"
@@ -42,7 +48,15 @@ def create_app(hosts: Iterable[str] | None = None) -> Any:
     from gpuplan.web import api, pages
     from gpuplan.web.guard import LOOPBACK_NAMES, Guard
 
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        import anyio.to_thread
+
+        anyio.to_thread.current_default_thread_limiter().total_tokens = COMPUTE_THREADS
+        yield
+
     app = FastAPI(
+        lifespan=lifespan,
         title="gpuplan",
         version=__version__,
         description="Plan GPU rentals for LLM training: the CLI's answers as a JSON API.",

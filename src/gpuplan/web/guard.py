@@ -1,12 +1,14 @@
 """The server's outer wall, as plain ASGI around the app: a request body is counted as it
 streams (a chunked body has no Content-Length to check); past the limit the app is told the
-client left and whatever it answers is replaced by 413;
+client left and whatever it answers is replaced by 413; a body whose next part takes longer
+than ``BODY_PART_SECONDS`` to arrive is given up the same way, with 408;
 a ``Host`` header that is not the address the server is bound to is refused with 400, so a
 web page elsewhere cannot reach a loopback server through DNS rebinding; every response
 carries the browser's safety headers."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 
@@ -26,16 +28,24 @@ SECURITY_HEADERS = (
     (b"x-frame-options", b"DENY"),
     (b"referrer-policy", b"no-referrer"),
 )
+BODY_PART_SECONDS = 10.0
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1", "[::1]", "testserver")
 """Host names a loopback server answers to ("testserver" is the test client's)."""
 
 
 class Guard:
-    """ASGI middleware: body limit on the stream, Host check, security headers."""
+    """ASGI middleware: body limit and pace on the stream, Host check, security headers."""
 
-    def __init__(self, app: ASGIApp, body_limit: int, hosts: Iterable[str] = LOOPBACK_NAMES):
+    def __init__(
+        self,
+        app: ASGIApp,
+        body_limit: int,
+        hosts: Iterable[str] = LOOPBACK_NAMES,
+        body_part_seconds: float = BODY_PART_SECONDS,
+    ):
         self.app = app
         self.body_limit = body_limit
+        self.body_part_seconds = body_part_seconds
         self.hosts = {host.lower() for host in hosts}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -53,26 +63,34 @@ class Guard:
             await _plain(send, 413, "request body too large")
             return
         received = 0
-        oversized = answered = False
+        body_done = answered = False
+        refusal: tuple[int, str] | None = None
 
         async def counted_receive() -> Message:
-            nonlocal received, oversized
-            if oversized:
+            nonlocal received, body_done, refusal
+            if refusal is not None:
                 return {"type": "http.disconnect"}
-            message = await receive()
+            if body_done:
+                return await receive()
+            try:
+                message = await asyncio.wait_for(receive(), self.body_part_seconds)
+            except TimeoutError:
+                refusal = (408, "request body too slow")
+                return {"type": "http.disconnect"}
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
+                body_done = not message.get("more_body", False)
                 if received > self.body_limit:
-                    oversized = True
+                    refusal = (413, "request body too large")
                     return {"type": "http.disconnect"}
             return message
 
         async def guarded_send(message: Message) -> None:
             nonlocal answered
-            if oversized:
+            if refusal is not None:
                 if message["type"] == "http.response.start" and not answered:
                     answered = True
-                    await _plain(send, 413, "request body too large")
+                    await _plain(send, *refusal)
                 return
             answered = True
             if message["type"] == "http.response.start":
@@ -82,10 +100,10 @@ class Guard:
         try:
             await self.app(scope, counted_receive, guarded_send)
         except Exception:
-            if not oversized:
+            if refusal is None:
                 raise
-        if oversized and not answered:
-            await _plain(send, 413, "request body too large")
+        if refusal is not None and not answered:
+            await _plain(send, *refusal)
 
 
 async def _plain(send: Send, status: int, text: str) -> None:
