@@ -39,6 +39,8 @@ FILES: dict[str, bytes] = {
     "thin.json": json.dumps({**HEAD, "hidden_size": 16, "num_attention_heads": 32}).encode(),
     "empty.json": b"{}",
     "not-utf8.json": b"\xff{}",
+    "not-utf8.toml": b"\xff\xfe[tco]\n",
+    "not-utf8.csv": b"\xff\xfeinstance,start\n",
     "offers-five.toml": b"offers = 5\n",
     "usage-superscript.csv": (
         "instance,start,stop,gpus\npod,2026-11-02T08:00:00Z,2026-11-02T09:00:00Z,\u00b2\n"
@@ -81,6 +83,22 @@ CASES = [
     (["model", "x" * 300], "unknown model"),
     (["offers", "--offers", "{offers-five.toml}"], "provider"),
     (["offers", "--offers", "{offers-binary.toml}"], "UTF-8"),
+    (["tco", "{not-utf8.toml}"], "UTF-8"),
+    (["audit", "{not-utf8.csv}", "--offer", "xingyu-a100-40gb-x4"], "UTF-8"),
+    (
+        [
+            "plan",
+            "--model",
+            "llama-3.1-8b",
+            "--tokens",
+            "1B",
+            "--export",
+            "torchtitan",
+            "--export-path",
+            "/proc",
+        ],
+        "/proc",
+    ),
     (["audit", "{usage-superscript.csv}", "--offer", "xingyu-a100-40gb-x4"], "gpus"),
     (["audit", "{usage-huge.csv}", "--offer", "xingyu-a100-40gb-x4"], "storage_gb"),
     (["tco", "{tco-power.toml}"], "operations.power"),

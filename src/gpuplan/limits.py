@@ -38,7 +38,20 @@ ARCHITECTURE_RANGES: dict[str, tuple[int, int]] = {
     "num_experts": (1, 65_536),
     "num_experts_per_tok": (1, 65_536),
     "max_position_embeddings": (1, 1 << 40),
+    "moe_intermediate_size": (1, 4_194_304),
+    "shared_expert_intermediate_size": (1, 4_194_304),
+    "first_k_dense_replace": (0, 1024),
+    "moe_layer_freq": (1, 1024),
+    "q_lora_rank": (1, 262_144),
+    "kv_lora_rank": (1, 262_144),
+    "qk_nope_head_dim": (1, 65_536),
+    "qk_rope_head_dim": (1, 65_536),
+    "v_head_dim": (1, 65_536),
+    "sliding_window": (1, 1 << 40),
 }
+MAX_PARAMETERS = 10**14
+"""A model's parameters: at most 100 trillion (about 70 times the largest published, and 200 TB
+of bf16 weights)."""
 JOB_RANGES: dict[str, tuple[float, float]] = {
     "seq_len": (1, 16_777_216),
     "global_batch": (1, 1 << 30),
@@ -59,6 +72,20 @@ def shown(value: object) -> str:
     if len(text) <= MAX_SHOWN_CHARACTERS:
         return text
     return text[: MAX_SHOWN_CHARACTERS - 3] + "..."
+
+
+def key_name(key: object) -> str:
+    """A mapping key as an error names it: as typed when it is a short printable name without
+    spaces (``strategy.tp``), else as :func:`shown` quotes it (``moe.'\\n'``)."""
+    if (
+        isinstance(key, str)
+        and key
+        and key.isprintable()
+        and not any(character.isspace() for character in key)
+        and len(key) <= MAX_SHOWN_CHARACTERS
+    ):
+        return key
+    return shown(key)
 
 
 def plain_number(number: float) -> str:

@@ -24,7 +24,15 @@ from gpuplan.estimate.reliability import (
 )
 from gpuplan.estimate.startup import StartupOptions
 from gpuplan.hardware.cluster import Cluster
-from gpuplan.limits import JOB_RANGES, in_range, parse_json, parse_yaml, read_text_file, shown
+from gpuplan.limits import (
+    JOB_RANGES,
+    in_range,
+    key_name,
+    parse_json,
+    parse_yaml,
+    read_text_file,
+    shown,
+)
 from gpuplan.strategy import OFFLOAD, RECOMPUTE, Strategy
 from gpuplan.units import parse_bandwidth, parse_duration, parse_tokens
 from gpuplan.workload.job import LoraConfig, MoEOptions, TrainingJob
@@ -162,7 +170,7 @@ def _check_keys(mapping: Mapping[str, Any], accepted: tuple[str, ...], where: st
         close = difflib.get_close_matches(str(unknown[0]), accepted, n=1)
         hint = f" (did you mean {close[0]}?)" if close else ""
         raise ScenarioError(
-            f"{where}{unknown[0]}: unknown key{hint}; accepted: {', '.join(accepted)}"
+            f"{where}{key_name(unknown[0])}: unknown key{hint}; accepted: {', '.join(accepted)}"
         )
 
 

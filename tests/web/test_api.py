@@ -273,3 +273,17 @@ def test_a_form_plan_runs_off_the_event_loop(monkeypatch):
             assert (await plan).status_code == 200
 
     asyncio.run(scenario())
+
+
+def test_a_huge_model_or_a_tiny_budget_is_refused_at_once(client):
+    """A 10^12-layer config is refused before any per-layer work, and a budget of
+    $1e-999999999 gets a short message, not a gigabyte of digits."""
+    import time
+
+    started = time.perf_counter()
+    config = {"model_type": "llama", "num_hidden_layers": 10**12, "hidden_size": 4096}
+    response = client.post("/api/estimate", json={"model": config, "gpu": "h100"})
+    assert response.status_code == 422 and "num_hidden_layers" in response.text
+    response = client.post("/api/plan", json={**STUDENT, "budget": "$1e-999999999"})
+    assert response.status_code == 422 and len(response.content) < 2000
+    assert time.perf_counter() - started < 5

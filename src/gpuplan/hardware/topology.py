@@ -19,6 +19,7 @@ from typing import Any
 
 from gpuplan.errors import InputError
 from gpuplan.hardware.gpu import GPUSpec
+from gpuplan.limits import key_name
 
 NVLINK_LINKS = ("nvlink2", "nvlink3", "nvlink4", "nvlink5")
 FABRIC_LINKS = (*NVLINK_LINKS, "xgmi", "hccs")
@@ -132,7 +133,7 @@ def parse_topology(fields: Mapping[str, Any], gpus: int, where: str) -> Instance
     unknown = [key for key in fields if key not in TOPOLOGY_KEYS]
     if unknown:
         raise TopologyError(
-            f"{where}.{unknown[0]}: unknown key; accepted: {', '.join(TOPOLOGY_KEYS)}"
+            f"{where}.{key_name(unknown[0])}: unknown key; accepted: {', '.join(TOPOLOGY_KEYS)}"
         )
     for key in ("intra_node", "p2p", "network", "source", "observed"):
         if fields.get(key) in (None, ""):

@@ -40,7 +40,7 @@ from typing import Any
 
 from gpuplan.errors import InputError
 from gpuplan.hardware.topology import InstanceTopology, TopologyError, parse_topology
-from gpuplan.limits import parse_toml, read_text_file
+from gpuplan.limits import MONEY_RANGE, parse_toml, plain_number, read_text_file, shown
 from gpuplan.pricing.provenance import Provenance
 from gpuplan.units import (
     GB,
@@ -116,6 +116,10 @@ under a ``TB-month`` price means the first 10 TB of capacity cost nothing)."""
 FEE_WHEN = ("running", "stopped", "always", "per_job", "informational")
 
 
+LARGEST_FIGURE = Decimal(str(MONEY_RANGE[1]))
+"""No price, share, allowance or tier bound of an offer is larger than any amount of money."""
+
+
 def to_decimal(value: object, where: str) -> Decimal:
     """Read a price as an exact Decimal (TOML floats go through their shortest repr)."""
     if isinstance(value, bool):
@@ -124,8 +128,11 @@ def to_decimal(value: object, where: str) -> Decimal:
         number = Decimal(str(value).replace(",", "").replace("_", ""))
     except InvalidOperation:
         raise OfferError(f"{where}: expected a number, got {value!r}") from None
-    if not number.is_finite():
-        raise OfferError(f"{where}: expected a finite number, got {value!r}")
+    if not number.is_finite() or abs(number) > LARGEST_FIGURE:
+        raise OfferError(
+            f"{where}: expected a finite number within ±{plain_number(float(LARGEST_FIGURE))}, "
+            f"got {shown(value)}"
+        )
     return number
 
 
@@ -135,6 +142,14 @@ def _seconds(value: object, where: str) -> int:
     except InputError as error:
         raise OfferError(f"{where}: {error}") from None
     return round(seconds)
+
+
+def _tables(fields: Mapping[str, Any], key: str, where: str) -> list[Mapping[str, Any]]:
+    """``fields[key]`` as a list of tables (a TOML array of tables; absent: none)."""
+    value = fields.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(item, Mapping) for item in value):
+        raise OfferError(f"{where}.{key}: expected a list of tables, got {shown(value)}")
+    return value
 
 
 def _require(fields: Mapping[str, Any], key: str, where: str) -> Any:
@@ -495,7 +510,7 @@ def _parse_fee(fields: Mapping[str, Any], currency: str, where: str) -> FeeItem:
     price = to_decimal(raw_price, f"{where}.price") if raw_price is not None else None
     tiers = []
     previous = Decimal(0)
-    for index, tier in enumerate(fields.get("tiers", [])):
+    for index, tier in enumerate(_tables(fields, "tiers", where)):
         tier_where = f"{where}.tiers[{index}]"
         up_to = to_decimal(tier["up_to"], f"{tier_where}.up_to") if "up_to" in tier else None
         if up_to is not None and up_to <= previous:
@@ -587,15 +602,15 @@ def parse_provider(document: Mapping[str, Any], origin: str) -> list[Offer]:
     currency = _choice(_require(document, "currency", origin), CURRENCIES, "currency", origin)
     fees = tuple(
         _parse_fee(fee, currency, f"{origin}: fees[{index}]")
-        for index, fee in enumerate(document.get("fees", []))
+        for index, fee in enumerate(_tables(document, "fees", origin))
     )
     discounts = tuple(
         _parse_discount(discount, f"{origin}: discounts[{index}]")
-        for index, discount in enumerate(document.get("discounts", []))
+        for index, discount in enumerate(_tables(document, "discounts", origin))
     )
     tax_included = document.get("tax_included")
     offers = []
-    for index, entry in enumerate(document.get("offers", [])):
+    for index, entry in enumerate(_tables(document, "offers", origin)):
         where = f"{origin}: offers[{index}]"
         offer_id = str(_require(entry, "id", where))
         where = f"{origin}: offer {offer_id!r}"
@@ -604,7 +619,7 @@ def parse_provider(document: Mapping[str, Any], origin: str) -> list[Offer]:
             raise OfferError(f"{where}.gpus: expected a positive whole number, got {gpus!r}")
         plans = tuple(
             _parse_plan(plan, currency, f"{where}.plans[{plan_index}]")
-            for plan_index, plan in enumerate(entry.get("plans", []))
+            for plan_index, plan in enumerate(_tables(entry, "plans", where))
         )
         if not plans:
             raise OfferError(f"{where}: no plans")
@@ -613,7 +628,7 @@ def parse_provider(document: Mapping[str, Any], origin: str) -> list[Offer]:
             raise OfferError(f"{where}: plan names must be unique, got {', '.join(names)}")
         offer_fees = tuple(
             _parse_fee(fee, currency, f"{where}.fees[{fee_index}]")
-            for fee_index, fee in enumerate(entry.get("fees", []))
+            for fee_index, fee in enumerate(_tables(entry, "fees", where))
         )
         vcpus = entry.get("vcpus")
         topology = _parse_offer_topology(entry, gpus, where)

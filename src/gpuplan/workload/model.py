@@ -706,10 +706,11 @@ def _flag(values: Mapping[str, Any], key: str, default: bool) -> bool:
 
 
 def _check_architecture(spec: ModelSpec, head_dim_given: bool) -> ModelSpec:
-    """``spec`` when its sizes lie in ``limits.ARCHITECTURE_RANGES`` and its heads fit together:
+    """``spec`` when its sizes lie in ``limits.ARCHITECTURE_RANGES``, its parameters are at most
+    ``limits.MAX_PARAMETERS``, and its heads fit together:
     the heads divide the hidden size unless ``head_dim`` is given, and the KV heads divide the
     heads (grouped-query attention; not checked for MLA, whose KV is a latent)."""
-    from gpuplan.limits import ARCHITECTURE_RANGES, in_range
+    from gpuplan.limits import ARCHITECTURE_RANGES, MAX_PARAMETERS, in_range
 
     sizes = {
         "num_hidden_layers": spec.num_layers,
@@ -723,8 +724,20 @@ def _check_architecture(spec: ModelSpec, head_dim_given: bool) -> ModelSpec:
     if spec.is_moe:
         sizes["num_experts"] = spec.num_experts
         sizes["num_experts_per_tok"] = spec.num_experts_per_token
-    if spec.max_position_embeddings is not None:
-        sizes["max_position_embeddings"] = spec.max_position_embeddings
+        sizes["first_k_dense_replace"] = spec.first_dense_layers
+        sizes["moe_layer_freq"] = spec.moe_layer_frequency
+    optional = {
+        "max_position_embeddings": spec.max_position_embeddings,
+        "moe_intermediate_size": spec.moe_intermediate_size,
+        "shared_expert_intermediate_size": spec.shared_expert_intermediate_size,
+        "q_lora_rank": spec.q_lora_rank,
+        "kv_lora_rank": spec.kv_lora_rank,
+        "qk_nope_head_dim": spec.qk_nope_head_dim,
+        "qk_rope_head_dim": spec.qk_rope_head_dim,
+        "v_head_dim": spec.v_head_dim,
+        "sliding_window": spec.sliding_window,
+    }
+    sizes.update({key: value for key, value in optional.items() if value})
     heads, kv_heads = spec.num_attention_heads, spec.num_kv_heads
     if not spec.uses_mla and not head_dim_given and spec.hidden_size % heads:
         raise ConfigError(
@@ -738,6 +751,11 @@ def _check_architecture(spec: ModelSpec, head_dim_given: bool) -> ModelSpec:
     for key, value in sizes.items():
         low, high = ARCHITECTURE_RANGES[key]
         in_range(value, f"model.{key}", low, high, ConfigError)
+    if spec.total_params > MAX_PARAMETERS:
+        raise ConfigError(
+            f"model: {spec.total_params:.3g} parameters, more than {MAX_PARAMETERS:.0e} "
+            "(check num_hidden_layers, hidden_size, intermediate_size and the expert sizes)"
+        )
     return spec
 
 
