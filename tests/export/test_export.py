@@ -274,3 +274,20 @@ def test_toml_strings_are_escaped():
     text = 'a "quoted" \\ path\nwith\ttabs and \x01 control'
     document = toml_document({"job": {"description": text, "dotted.key": 1}})
     assert tomllib.loads(document) == {"job": {"description": text, "dotted.key": 1}}
+
+
+def test_megatron_uneven_layers_get_a_pipeline_layout():
+    """126 layers on 16 x 4 virtual stages: 62 stages of two layers, and the first and last,
+    which also hold the embedding and the loss, of one; no uniform per-stage count is given."""
+    from gpuplan.export.layout import read_layout
+    from gpuplan.export.megatron import pipeline_layout
+
+    scenario = parse_scenario({"model": "llama-3.1-405b", "tokens": "1T", "global_batch": 1024})
+    plan = _plan(dp=2, tp=8, pp=16, vpp=4)
+    layout = pipeline_layout(read_layout(plan, scenario))
+    stages = layout.split("|")
+    assert len(stages) == 64 and stages[0] == "Et" and stages[-1] == "tL"
+    assert [stage.count("t") for stage in stages[1:-1]] == [2] * 62
+    text = export_plan(plan, scenario, "megatron").text
+    assert f"--pipeline-model-parallel-layout '{layout}'" in text
+    assert "--num-layers-per-virtual-pipeline-stage" not in text

@@ -28,15 +28,13 @@ from gpuplan.export.layout import (
 
 Arguments = list[tuple[str, ...]]
 
+MEGATRON_RELEASE = "core_v0.16.1"
+"""The Megatron-LM release whose argument parser every flag of the script is checked against
+(tests/export/data/megatron_flags_core_v0.16.1.txt, written by scripts/megatron_flags.py)."""
+
 
 def _check(layout: ExportLayout) -> None:
     require_full_training(layout, "megatron", "the accelerate or deepspeed export with PEFT")
-    stages = layout.pp * layout.vpp
-    if layout.model.num_layers % stages:
-        raise ExportError(
-            f"strategy.pp: {layout.model.num_layers} layers do not split into pp*vpp = "
-            f"{stages} equal stages, which Megatron-LM's uniform split needs"
-        )
     if layout.zero >= 3 and layout.pp > 1:
         raise ExportError(
             "strategy.zero: Megatron-FSDP (ZeRO-3) does not combine with pipeline parallelism; "
@@ -121,6 +119,24 @@ def _model_arguments(layout: ExportLayout) -> tuple[Arguments, list[str]]:
     return arguments, notes
 
 
+def pipeline_layout(layout: ExportLayout) -> str:
+    """Megatron-LM's ``--pipeline-model-parallel-layout`` for layers that do not split evenly
+    over the ``pp * vpp`` (virtual) stages: ``E`` (embedding) opens the first stage, ``L`` (the
+    output layer and loss) closes the last, each ``t`` is a decoder layer and ``|`` ends a
+    stage. ``L mod stages`` stages hold one layer more than the others; the lighter ones are
+    the first and the last, which also carry the embedding and the loss (Megatron-LM's
+    ``PipelineParallelLayerLayout``, ``--account-for-embedding-in-pipeline-split``)."""
+    stages = layout.pp * layout.vpp
+    base, extra = divmod(layout.model.num_layers, stages)
+    light = stages - extra
+    light_first = (light + 1) // 2
+    counts = [base] * light_first + [base + 1] * extra + [base] * (light - light_first)
+    cells = ["t" * count for count in counts]
+    cells[0] = "E" + cells[0]
+    cells[-1] = cells[-1] + "L"
+    return "|".join(cells)
+
+
 def _parallel_arguments(layout: ExportLayout) -> Arguments:
     arguments: Arguments = [
         ("--tensor-model-parallel-size", str(layout.tp)),
@@ -128,8 +144,11 @@ def _parallel_arguments(layout: ExportLayout) -> Arguments:
         ("--context-parallel-size", str(layout.cp)),
         ("--expert-model-parallel-size", str(layout.ep)),
     ]
-    if layout.vpp > 1:
-        per_stage = layout.model.num_layers // (layout.pp * layout.vpp)
+    stages = layout.pp * layout.vpp
+    if layout.model.num_layers % stages:
+        arguments.append(("--pipeline-model-parallel-layout", pipeline_layout(layout)))
+    elif layout.vpp > 1:
+        per_stage = layout.model.num_layers // stages
         arguments.append(("--num-layers-per-virtual-pipeline-stage", str(per_stage)))
     if layout.tp > 1 and layout.sequence_parallel:
         arguments.append(("--sequence-parallel",))
@@ -227,7 +246,7 @@ def render_megatron(layout: ExportLayout) -> ExportedFile:
     ]
     header = comment_block(
         [
-            "Megatron-LM launch script written by gpuplan",
+            f"Megatron-LM launch script written by gpuplan, for Megatron-LM {MEGATRON_RELEASE}",
             layout.summary(),
             f"--train-iters = ceil({layout.job.tokens} tokens / "
             f"({layout.job.global_batch} x {layout.job.seq_len}))",
@@ -242,7 +261,7 @@ def render_megatron(layout: ExportLayout) -> ExportedFile:
             "MASTER_ADDR=${MASTER_ADDR:-localhost}",
             "MASTER_PORT=${MASTER_PORT:-6000}",
             f"GPUS_PER_NODE={layout.gpus_per_node}",
-            'MEGATRON_LM=${MEGATRON_LM:?"set MEGATRON_LM to a Megatron-LM checkout"}',
+            f'MEGATRON_LM=${{MEGATRON_LM:?"set MEGATRON_LM to a Megatron-LM {MEGATRON_RELEASE} checkout"}}',
             'DATA_PATH=${DATA_PATH:?"set DATA_PATH to a preprocessed dataset prefix"}',
             f"TOKENIZER_MODEL=${{TOKENIZER_MODEL:-{shlex.quote(tokenizer)}}}",
             "CHECKPOINT_DIR=${CHECKPOINT_DIR:-./checkpoints}",

@@ -47,6 +47,8 @@ CLOUDS = {
     "vast.ai": "vast",
 }
 """Offer providers (lower case) that SkyPilot provisions, to its cloud names."""
+SKYPILOT_RELEASE = "0.14.1"
+"""The SkyPilot release whose task loader reads the YAML in the tests (tests/export)."""
 CONFIG_DIR = "~/gpuplan"
 HEREDOC_END = "GPUPLAN_CONFIG_END"
 
@@ -54,11 +56,12 @@ HEREDOC_END = "GPUPLAN_CONFIG_END"
 def _training(layout: ExportLayout) -> tuple[ExportedFile, str, str]:
     """The training file, how to install its framework, and how to start it on one node."""
     if layout.framework == "megatron":
-        from gpuplan.export.megatron import render_megatron
+        from gpuplan.export.megatron import MEGATRON_RELEASE, render_megatron
 
         exported = render_megatron(layout)
         install = (
-            "git clone --depth 1 https://github.com/NVIDIA/Megatron-LM.git ~/Megatron-LM || true\n"
+            f"git clone --depth 1 --branch {MEGATRON_RELEASE} "
+            "https://github.com/NVIDIA/Megatron-LM.git ~/Megatron-LM || true\n"
             "pip install -e ~/Megatron-LM"
         )
         start = (
@@ -67,11 +70,12 @@ def _training(layout: ExportLayout) -> tuple[ExportedFile, str, str]:
             f"bash {CONFIG_DIR}/{exported.filename}"
         )
         return exported, install, start
-    from gpuplan.export.torchtitan import render_torchtitan
+    from gpuplan.export.torchtitan import TORCHTITAN_RELEASE, render_torchtitan
 
     exported = render_torchtitan(layout)
     install = (
-        "git clone --depth 1 https://github.com/pytorch/torchtitan.git ~/torchtitan || true\n"
+        f"git clone --depth 1 --branch {TORCHTITAN_RELEASE} "
+        "https://github.com/pytorch/torchtitan.git ~/torchtitan || true\n"
         "pip install -r ~/torchtitan/requirements.txt && pip install -e ~/torchtitan"
     )
     start = (
@@ -123,7 +127,15 @@ def render_skypilot(layout: ExportLayout) -> ExportedFile:
         task["envs"] = envs
     task["setup"] = setup
     task["run"] = run
+    required = " ".join(f"--env {name}=..." for name, value in envs.items() if value is None)
+    launch = (
+        f"sky launch -c train {required} THIS_FILE" if required else "sky launch -c train THIS_FILE"
+    )
     header = comment_block(
-        ["SkyPilot task written by gpuplan", layout.summary(), "sky launch -c train THIS_FILE"]
+        [
+            f"SkyPilot task written by gpuplan, checked against SkyPilot {SKYPILOT_RELEASE}",
+            layout.summary(),
+            launch,
+        ]
     )
     return ExportedFile("skypilot_task.yaml", yaml_document(task, header), tuple(notes))

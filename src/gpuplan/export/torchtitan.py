@@ -27,6 +27,11 @@ from gpuplan.export.layout import (
 from gpuplan.export.toml_text import TomlValue, toml_document
 from gpuplan.workload.model import ModelSpec
 
+TORCHTITAN_RELEASE = "v0.2.2"
+"""The torchtitan release the TOML is written for and checked against (its job config loader,
+tests/export/test_launchers.py): the last to read ``--job.config_file`` TOML; 0.3.0 builds
+configs from Python registries (``--module``/``--config``)."""
+
 FLAVORS: dict[tuple[str, int, int, int, int, int], tuple[str, str]] = {
     ("llama", 32, 4096, 32, 8, 14336): ("llama3", "8B"),
     ("llama", 80, 8192, 64, 8, 28672): ("llama3", "70B"),
