@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import subprocess
 import tomllib
@@ -10,6 +11,7 @@ import tomllib
 import pytest
 import yaml
 
+from gpuplan.catalog import read_catalog_toml
 from gpuplan.errors import InputError
 from gpuplan.export import FORMATS, ExportError, export_plan, write_export
 from gpuplan.scenario import parse_scenario
@@ -291,3 +293,60 @@ def test_megatron_uneven_layers_get_a_pipeline_layout():
     text = export_plan(plan, scenario, "megatron").text
     assert f"--pipeline-model-parallel-layout '{layout}'" in text
     assert "--num-layers-per-virtual-pipeline-stage" not in text
+
+
+def _megatron_flags(text: str) -> dict[str, str]:
+    words = shlex.split(text, comments=True)
+    return {
+        word: (words[index + 1] if index + 1 < len(words) else "")
+        for index, word in enumerate(words)
+        if word.startswith("--")
+    }
+
+
+@pytest.mark.parametrize("name", sorted(read_catalog_toml("models.toml")["models"]))
+def test_megatron_carries_each_catalog_models_rope_and_norm_settings(name):
+    """The exported rotary base, norm epsilon and Llama 3 scaling equal the model's config."""
+    from gpuplan.catalog import load_model
+
+    model = load_model(name)
+    scenario = parse_scenario({"model": name, "tokens": "1B", "global_batch": 64, "seq_len": 2048})
+    plan = _plan(dp=8, tp=1, pp=1, vpp=1, zero=1)
+    try:
+        text = export_plan(plan, scenario, "megatron").text
+    except ExportError:
+        pytest.skip(f"{name}: no Megatron export of this layout")
+    flags = _megatron_flags(text)
+    settings = model.settings
+    if model.position_embedding == "rope" and settings.rope_theta is not None:
+        assert float(flags["--rotary-base"]) == settings.rope_theta
+    else:
+        assert "--rotary-base" not in flags
+    if settings.norm_eps is not None:
+        assert float(flags["--norm-epsilon"]) == settings.norm_eps
+    if settings.scaling().get("rope_type") == "llama3":
+        assert float(flags["--rope-scaling-factor"]) == settings.scaling()["factor"]
+        assert "--use-rope-scaling" in flags
+
+
+def test_a_pasted_configs_rope_settings_reach_the_megatron_script():
+    config = {
+        "model_type": "llama", "num_hidden_layers": 16, "hidden_size": 2048,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 8192,
+        "vocab_size": 128256, "rope_theta": 500000.0, "rms_norm_eps": 1e-05,
+        "rope_scaling": {"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0,
+                         "high_freq_factor": 4.0, "original_max_position_embeddings": 8192},
+    }  # fmt: skip
+    scenario = parse_scenario({"model": config, "tokens": "1B", "global_batch": 64})
+    exported = export_plan(_plan(dp=8, tp=1, pp=1, vpp=1), scenario, "megatron")
+    flags = _megatron_flags(exported.text)
+    assert flags["--rotary-base"] == "500000" and flags["--norm-epsilon"] == "1e-05"
+    assert flags["--rope-scaling-factor"] == "32" and "--use-rope-scaling" in flags
+    yarn = {**config, "rope_scaling": {"rope_type": "yarn", "factor": 4.0}}
+    exported = export_plan(
+        _plan(dp=8, tp=1, pp=1, vpp=1),
+        parse_scenario({"model": yarn, "tokens": "1B", "global_batch": 64}),
+        "megatron",
+    )
+    assert "--use-rope-scaling" not in exported.text
+    assert any("yarn" in note for note in exported.notes)

@@ -105,6 +105,16 @@ configs: st.SearchStrategy[dict[str, Any]] = st.fixed_dictionaries(
         "tie_word_embeddings": st.booleans() | scalars,
         "hidden_act": st.sampled_from(["silu", "gelu", "relu", "swiglu"]) | scalars,
         "rope_theta": numbers,
+        "rms_norm_eps": numbers,
+        "layer_norm_epsilon": numbers,
+        "rope_scaling": st.fixed_dictionaries(
+            {},
+            optional={
+                "rope_type": st.sampled_from(["llama3", "yarn"]) | scalars,
+                "factor": numbers | scalars,
+            },
+        )
+        | values,
     },
 )
 DENSE_CONFIG = {

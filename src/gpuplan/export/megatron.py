@@ -25,6 +25,7 @@ from gpuplan.export.layout import (
     comment_block,
     require_full_training,
 )
+from gpuplan.workload.model_settings import ModelSettings
 
 Arguments = list[tuple[str, ...]]
 
@@ -80,8 +81,13 @@ def _model_arguments(layout: ExportLayout) -> tuple[Arguments, list[str]]:
     ]
     if model.position_embedding == "rope":
         arguments.append(("--position-embedding-type", "rope"))
+        rope, rope_notes = rope_arguments(model.settings)
+        arguments += rope
+        notes += rope_notes
     else:
         arguments.append(("--position-embedding-type", "learned_absolute"))
+    if model.settings.norm_eps is not None:
+        arguments.append(("--norm-epsilon", f"{model.settings.norm_eps:g}"))
     if model.gated_mlp and model.hidden_act == "silu":
         arguments.append(("--swiglu",))
     elif model.gated_mlp:
@@ -116,6 +122,36 @@ def _model_arguments(layout: ExportLayout) -> tuple[Arguments, list[str]]:
         notes.append(
             f"family {model.family}: check norms, activations and biases against the HF config"
         )
+    return arguments, notes
+
+
+LLAMA3_SCALING = {"low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                  "original_max_position_embeddings": 8192}  # fmt: skip
+"""What Megatron-LM's ``--use-rope-scaling`` fixes besides the factor (core_v0.16.1,
+``megatron/core/models/common/embeddings/rope_utils.py``, ``apply_rope_scaling``)."""
+
+
+def rope_arguments(settings: ModelSettings) -> tuple[Arguments, list[str]]:
+    """``--rotary-base`` from the config's ``rope_theta`` (Megatron's default is 10000, Llama
+    3's base is 500000) and Llama 3 scaling as ``--use-rope-scaling --rope-scaling-factor``;
+    other scalings (YaRN, linear, dynamic, LongRoPE) are named in a note, not approximated."""
+    arguments: Arguments = []
+    notes: list[str] = []
+    if settings.rope_theta is not None:
+        if float(settings.rope_theta).is_integer():
+            arguments.append(("--rotary-base", str(int(settings.rope_theta))))
+        else:
+            notes.append(f"rope_theta {settings.rope_theta:g}: Megatron's --rotary-base is whole")
+    scaling = settings.scaling()
+    kind = scaling.get("rope_type", scaling.get("type"))
+    factor = scaling.get("factor")
+    if kind == "llama3" and isinstance(factor, float):
+        arguments += [("--use-rope-scaling",), ("--rope-scaling-factor", f"{factor:g}")]
+        fixed = [key for key, value in LLAMA3_SCALING.items() if scaling.get(key, value) != value]
+        if fixed:
+            notes.append(f"rope_scaling {', '.join(fixed)} differ from Megatron's fixed values")
+    elif kind is not None:
+        notes.append(f"rope_scaling {kind}: not written; set Megatron's RoPE scaling by hand")
     return arguments, notes
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuplan.errors import InputError
+from gpuplan.workload.model_settings import NO_SETTINGS, ModelSettings, read_model_settings
 
 
 class ConfigError(InputError):
@@ -381,6 +382,8 @@ class ModelSpec:
     v_head_dim: int = 0
     sliding_window: int | None = None
     vision_params: int = 0
+    settings: ModelSettings = NO_SETTINGS
+    """Rotary base and scaling, norm epsilon: what an export writes (``model_settings``)."""
 
     # --- construction ---------------------------------------------------------------------
 
@@ -896,5 +899,6 @@ def _build_spec(
         if isinstance(sliding, int) and not isinstance(sliding, bool)
         else None,
         vision_params=vision_params,
+        settings=read_model_settings(values),
     )
     return _check_architecture(spec, head_dim_given=bool(values.get("head_dim")))
