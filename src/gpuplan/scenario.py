@@ -22,6 +22,7 @@ from gpuplan.estimate.reliability import (
     ReliabilityEstimate,
     estimate_reliability,
 )
+from gpuplan.estimate.schedule import TrainingSettings, parse_training
 from gpuplan.estimate.startup import StartupOptions
 from gpuplan.hardware.cluster import Cluster
 from gpuplan.limits import (
@@ -63,6 +64,7 @@ TOP_LEVEL_KEYS = (
     "attention_kernel",
     "reliability",
     "startup",
+    "training",
 )
 MOE_KEYS = ("dispatch", "dispatch_dtype", "load_imbalance")
 STARTUP_KEYS = ("provisioning", "image_pull", "compile", "communicator_per_node")
@@ -142,6 +144,9 @@ class Scenario:
     batch_rule: str = "scenario"
     """``scenario`` when the scenario gives the batch, else the rule that chose it
     (``estimate/batch.py``: ``compute-optimal`` or ``fine-tuning``)."""
+    training: TrainingSettings = field(default_factory=TrainingSettings)
+    """The ``training`` section: stage and learning-rate schedule for exports
+    (``estimate/schedule.py``)."""
 
 
 def read_scenario_file(path: str | Path) -> dict[str, Any]:
@@ -354,6 +359,7 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
         name=str(data.get("name", "")),
         reliability=reliability,
         startup=_parse_startup(data.get("startup")),
+        training=parse_training(data.get("training")),
         batch_rule=batch_rule,
     )
 

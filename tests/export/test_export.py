@@ -350,3 +350,30 @@ def test_a_pasted_configs_rope_settings_reach_the_megatron_script():
     )
     assert "--use-rope-scaling" not in exported.text
     assert any("yarn" in note for note in exported.notes)
+
+
+def test_every_format_carries_the_learning_rate_schedule():
+    """The peak, the final rate and the warm-up reach each file (scenario training section)."""
+    scenario = parse_scenario(
+        {"model": "llama-3.1-8b", "tokens": "100B", "global_batch": 64,
+         "training": {"learning_rate": 1e-4, "warmup_steps": 20, "min_learning_rate": 1e-6}}
+    )  # fmt: skip
+    plan = _data_parallel_plan()
+    titan = tomllib.loads(export_plan(plan, scenario, "torchtitan").text)
+    assert titan["optimizer"]["lr"] == 1e-4
+    assert titan["lr_scheduler"] == {
+        "warmup_steps": 20,
+        "decay_type": "cosine",
+        "min_lr_factor": 0.01,
+    }
+    megatron = _megatron_flags(
+        export_plan(_plan(dp=8, tp=1, pp=1, vpp=1), scenario, "megatron").text
+    )
+    assert megatron["--min-lr"] == "1e-06" and megatron["--lr-warmup-iters"] == "20"
+    assert (
+        "LR=${LR:-0.0001}" in export_plan(_plan(dp=8, tp=1, pp=1, vpp=1), scenario, "megatron").text
+    )
+    deepspeed = json.loads(export_plan(plan, scenario, "deepspeed").text)
+    assert deepspeed["optimizer"]["params"]["lr"] == 1e-4
+    assert deepspeed["scheduler"]["params"]["warmup_num_steps"] == 20
+    assert "learning rate 0.0001" in export_plan(plan, scenario, "accelerate").text

@@ -25,6 +25,10 @@ sections = {
     ),
     "hardware": st.dictionaries(st.sampled_from(["gpu", "count", "offer"]), values)
     | st.just({"gpu": "h100-sxm-80gb", "count": 8}),
+    "training": st.dictionaries(
+        st.sampled_from(["stage", "learning_rate", "warmup_steps", "min_learning_rate", "lr"]),
+        st.sampled_from(["pretrain", "continued", "finetune"]) | values,
+    ),
     "reliability": st.dictionaries(
         st.sampled_from(["failures_per_gpu_hour", "storage_write_bandwidth", "restart"]), values
     ),

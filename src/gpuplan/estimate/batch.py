@@ -37,13 +37,18 @@ geometric mean."""
 def compute_optimal_batch_tokens(job: TrainingJob) -> float:
     """DeepSeek LLM's ``B_opt = 0.2920 C^0.3271`` tokens with ``C = M D`` (module docstring),
     clipped to :data:`LARGEST_PUBLISHED_BATCH_TOKENS`."""
+    batch = DEEPSEEK_BATCH_COEFFICIENT * training_compute_budget(job) ** DEEPSEEK_BATCH_EXPONENT
+    return float(min(batch, LARGEST_PUBLISHED_BATCH_TOKENS))
+
+
+def training_compute_budget(job: TrainingJob) -> float:
+    """DeepSeek LLM's ``C = M * D``: the non-embedding training FLOPs per token (three forward
+    passes of the layers) times the training tokens, the ``C`` of its batch and learning-rate
+    laws."""
     from gpuplan.estimate.flops import forward_flops_per_token
 
     forward = forward_flops_per_token(job.model, job.seq_len, include_head=False)
-    flops_per_token = 3.0 * float(forward.layers)
-    budget = flops_per_token * max(job.tokens, 1)
-    batch = DEEPSEEK_BATCH_COEFFICIENT * budget**DEEPSEEK_BATCH_EXPONENT
-    return float(min(batch, LARGEST_PUBLISHED_BATCH_TOKENS))
+    return 3.0 * float(forward.layers) * max(job.tokens, 1)
 
 
 def default_global_batch(job: TrainingJob) -> tuple[int, str]:

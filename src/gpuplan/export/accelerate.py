@@ -49,6 +49,7 @@ def render_accelerate(layout: ExportLayout) -> ExportedFile:
         f"{layout.gradient_accumulation} (global batch {job.global_batch}): set them in the script",
         f"train for {layout.steps} optimizer steps = ceil({job.tokens} / "
         f"({job.global_batch} x {job.seq_len}))",
+        f"{layout.schedule.comment()} (set them in the script)",
         "on each node set machine_rank (0..num_machines-1) and main_process_ip to node 0",
         "the training script supplies the model, tokenizer, dataset and checkpoint directory",
     ]

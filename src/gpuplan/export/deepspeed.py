@@ -68,7 +68,21 @@ def render_deepspeed(layout: ExportLayout) -> ExportedFile:
         "zero_optimization": _zero(layout),
         "bf16": {"enabled": job.precision in ("bf16", "bf16-pure", "fp8")},
         "fp16": {"enabled": job.precision == "fp16"},
+        "scheduler": {
+            "type": "WarmupCosineLR",
+            "params": {
+                "total_num_steps": layout.steps,
+                "warmup_num_steps": layout.schedule.warmup_steps,
+                "cos_min_ratio": round(layout.schedule.minimum / layout.schedule.peak, 6),
+            },
+        },
     }
+    if job.optimizer == "adamw":
+        config["optimizer"] = {
+            "type": "AdamW",
+            "params": {"lr": float(f"{layout.schedule.peak:.3g}"), "weight_decay": 0.1},
+        }
+    notes.append(layout.schedule.comment())
     if job.precision == "fp16":
         config["fp16"].update(loss_scale=0, initial_scale_power=16)
     if job.precision == "fp8":

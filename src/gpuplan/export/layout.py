@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuplan.errors import InputError
+from gpuplan.estimate.schedule import LearningRateSchedule, learning_rate_schedule
 from gpuplan.hardware.gpu import GPUSpec
 from gpuplan.scenario import Scenario
 from gpuplan.workload.job import TrainingJob
@@ -56,6 +57,7 @@ class ExportLayout:
     steps: int
     provider: str
     hf_repo: str
+    schedule: LearningRateSchedule
 
     @property
     def model(self) -> ModelSpec:
@@ -127,6 +129,7 @@ def read_layout(plan: Mapping[str, Any], scenario: Scenario) -> ExportLayout:
             "from tokens / (global_batch * seq_len)"
         )
     cost = plan.get("cost") or {}
+    steps = math.ceil(job.tokens / job.global_batch_tokens)
     return ExportLayout(
         gpu=gpu,
         count=count,
@@ -145,9 +148,10 @@ def read_layout(plan: Mapping[str, Any], scenario: Scenario) -> ExportLayout:
         sequence_parallel=bool(strategy.get("sequence_parallel", True)),
         framework=str(strategy.get("framework", job.framework)),
         job=job,
-        steps=math.ceil(job.tokens / job.global_batch_tokens),
+        steps=steps,
         provider=str(cost.get("provider") or "") if isinstance(cost, Mapping) else "",
         hf_repo=_hf_repo(job.model),
+        schedule=learning_rate_schedule(job, scenario.training, steps),
     )
 
 

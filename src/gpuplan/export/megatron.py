@@ -217,7 +217,9 @@ def _training_arguments(layout: ExportLayout) -> tuple[Arguments, list[str]]:
         ("--global-batch-size", str(job.global_batch)),
         ("--train-iters", str(layout.steps)),
         ("--lr", "${LR}"),
-        ("--lr-decay-style", "cosine"),
+        ("--min-lr", f"{layout.schedule.minimum:.3g}"),
+        ("--lr-warmup-iters", str(layout.schedule.warmup_steps)),
+        ("--lr-decay-style", layout.schedule.decay),
         ("--clip-grad", "1.0"),
         ("--weight-decay", "0.1"),
     ]
@@ -287,6 +289,7 @@ def render_megatron(layout: ExportLayout) -> ExportedFile:
             f"--train-iters = ceil({layout.job.tokens} tokens / "
             f"({layout.job.global_batch} x {layout.job.seq_len}))",
             f"run on each of the {layout.nodes} node(s) with NODE_RANK and MASTER_ADDR set",
+            layout.schedule.comment(),
             *notes,
         ]
     )
@@ -301,7 +304,7 @@ def render_megatron(layout: ExportLayout) -> ExportedFile:
             'DATA_PATH=${DATA_PATH:?"set DATA_PATH to a preprocessed dataset prefix"}',
             f"TOKENIZER_MODEL=${{TOKENIZER_MODEL:-{shlex.quote(tokenizer)}}}",
             "CHECKPOINT_DIR=${CHECKPOINT_DIR:-./checkpoints}",
-            "LR=${LR:-3.0e-4}",
+            f"LR=${{LR:-{layout.schedule.peak:.3g}}}",
             "export CUDA_DEVICE_MAX_CONNECTIONS=1",
         ]
     )

@@ -114,7 +114,7 @@ def render_skypilot(layout: ExportLayout) -> ExportedFile:
     envs: dict[str, Any] = {}
     if layout.framework == "megatron":
         envs["DATA_PATH"] = None
-        envs["LR"] = "3.0e-4"
+        envs["LR"] = f"{layout.schedule.peak:.3g}"
         notes.append("pass --env DATA_PATH=... to sky launch; mount the data with file_mounts")
     if layout.hf_repo:
         envs["HF_TOKEN"] = None

@@ -159,10 +159,17 @@ def render_torchtitan(layout: ExportLayout) -> ExportedFile:
     }
     if layout.recompute == "selective":
         tables["activation_checkpoint"]["selective_ac_option"] = "op"
+    schedule = layout.schedule
     if job.optimizer == "adamw":
-        tables["optimizer"] = {"name": "AdamW"}
+        tables["optimizer"] = {"name": "AdamW", "lr": float(f"{schedule.peak:.3g}")}
     else:
         notes.append(f"optimizer {job.optimizer}: set [optimizer] name to a torchtitan one")
+    tables["lr_scheduler"] = {
+        "warmup_steps": schedule.warmup_steps,
+        "decay_type": schedule.decay,
+        "min_lr_factor": round(schedule.minimum / schedule.peak, 6),
+    }
+    notes.append(schedule.comment())
     if job.precision == "fp8":
         shard = layout.zero >= 1
         tables["quantize.linear.float8"] = {
