@@ -377,3 +377,14 @@ def test_every_format_carries_the_learning_rate_schedule():
     assert deepspeed["optimizer"]["params"]["lr"] == 1e-4
     assert deepspeed["scheduler"]["params"]["warmup_num_steps"] == 20
     assert "learning rate 0.0001" in export_plan(plan, scenario, "accelerate").text
+
+
+def test_skypilot_names_the_region_and_shape_only_where_the_cloud_has_them(scenario):
+    aws = {**_plan(), "cost": {"offer": "aws-p5.48xlarge-us-east-1", "provider": "AWS",
+                               "region": "us-east-1", "instance_type": "p5.48xlarge"}}  # fmt: skip
+    resources = yaml.safe_load(export_plan(aws, scenario, "skypilot").text)["resources"]
+    assert resources["region"] == "us-east-1" and resources["instance_type"] == "p5.48xlarge"
+    lambda_plan = {**_plan(), "cost": {"offer": "lambda-8xh100-sxm", "provider": "Lambda",
+                                       "region": "global", "instance_type": ""}}  # fmt: skip
+    resources = yaml.safe_load(export_plan(lambda_plan, scenario, "skypilot").text)["resources"]
+    assert resources["cloud"] == "lambda" and "region" not in resources

@@ -38,7 +38,14 @@ JOBS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
         {"model": "llama-3.1-8b", "method": "lora", "tokens": "200M", "seq_len": 2048},
         {"max_gpus": 8},
     ),
+    "aws": (
+        {"model": "llama-3.1-70b", "tokens": "20B"},
+        {"providers": ("AWS",), "gpus": ("h100",)},
+    ),
 }
+SKYPILOT_CATALOG = ROOT / "tests" / "pricing" / "data" / "skypilot_vms_sample.csv"
+"""Rows of SkyPilot's own AWS catalog (p5.48xlarge in us-east-1 among them), placed where
+SkyPilot looks for its catalog, so that it checks an instance type without a network."""
 LOADED_FORMATS = ("skypilot", "torchtitan", "deepspeed", "accelerate", "megatron")
 
 
@@ -94,13 +101,22 @@ def exports(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
 def _check(entries: list[dict[str, Any]], folder: Path) -> list[dict[str, Any]]:
     manifest = folder / "manifest.json"
     manifest.write_text(json.dumps(entries), "utf-8")
+    home = folder / "home"
+    catalog = home / ".sky" / "catalogs" / "v8" / "aws" / "vms.csv"
+    catalog.parent.mkdir(parents=True, exist_ok=True)
+    catalog.write_bytes(SKYPILOT_CATALOG.read_bytes())
     completed = subprocess.run(
         [str(_launchers_python()), str(CHECKER), str(manifest)],
         capture_output=True,
         text=True,
         timeout=600,
         check=False,
-        env={**os.environ, "SKYPILOT_DISABLE_USAGE_COLLECTION": "1", "PYTHONWARNINGS": "ignore"},
+        env={
+            **os.environ,
+            "HOME": str(home),
+            "SKYPILOT_DISABLE_USAGE_COLLECTION": "1",
+            "PYTHONWARNINGS": "ignore",
+        },
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
     return json.loads(completed.stdout.strip().splitlines()[-1])
@@ -109,7 +125,9 @@ def _check(entries: list[dict[str, Any]], folder: Path) -> list[dict[str, Any]]:
 def test_every_export_is_accepted_by_its_launcher(exports, tmp_path) -> None:
     loaded = [entry for entry in exports if entry["format"] in LOADED_FORMATS]
     assert {entry["format"] for entry in loaded} == set(LOADED_FORMATS)
-    assert {entry["job"] for entry in loaded} >= {"moe", "fp8", "lora"}
+    assert {entry["job"] for entry in loaded} >= {"moe", "fp8", "lora", "aws"}
+    aws_task = next(e for e in loaded if e["job"] == "aws" and e["format"] == "skypilot")
+    assert "instance_type: p5.48xlarge" in Path(aws_task["path"]).read_text("utf-8")
     results = _check(loaded, tmp_path)
     refused = [
         f"{entry['job']} {entry['format']}: {result['detail']}"
@@ -120,7 +138,10 @@ def test_every_export_is_accepted_by_its_launcher(exports, tmp_path) -> None:
 
 
 BROKEN = {
-    "skypilot": ("task.yaml", "name: x\nresources:\n  accelerators: H100:8\n  regoin: us\n"),
+    "skypilot": (
+        "task.yaml",
+        "name: x\nresources:\n  cloud: aws\n  instance_type: p9.bogus\n  accelerators: H100:8\n",
+    ),
     "torchtitan": ("train.toml", "[training]\nseq_len = 4096\nlocal_batch_sise = 8\n"),
     "deepspeed": (
         "ds.json",
@@ -134,8 +155,8 @@ BROKEN = {
         "--pipeline-model-parallel-layout 'Et|tt|tt|ttL'\n",
     ),
 }
-"""One bad file per launcher: a misspelled key, a batch that 8 ranks cannot make, or a pipeline
-layout that places 7 of 6 layers."""
+"""One bad file per launcher: an instance type no AWS catalog lists, a misspelled key, a batch
+that 8 ranks cannot make, or a pipeline layout that places 7 of 6 layers."""
 
 
 def test_the_launchers_refuse_a_broken_file(tmp_path) -> None:

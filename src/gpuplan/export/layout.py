@@ -58,6 +58,9 @@ class ExportLayout:
     provider: str
     hf_repo: str
     schedule: LearningRateSchedule
+    region: str = ""
+    instance_type: str = ""
+    """The offer's region and instance shape, as its provider names them ("" when not listed)."""
 
     @property
     def model(self) -> ModelSpec:
@@ -149,10 +152,16 @@ def read_layout(plan: Mapping[str, Any], scenario: Scenario) -> ExportLayout:
         framework=str(strategy.get("framework", job.framework)),
         job=job,
         steps=steps,
-        provider=str(cost.get("provider") or "") if isinstance(cost, Mapping) else "",
+        provider=_cost_text(cost, "provider"),
         hf_repo=_hf_repo(job.model),
         schedule=learning_rate_schedule(job, scenario.training, steps),
+        region=_cost_text(cost, "region"),
+        instance_type=_cost_text(cost, "instance_type"),
     )
+
+
+def _cost_text(cost: object, key: str) -> str:
+    return str(cost.get(key) or "") if isinstance(cost, Mapping) else ""
 
 
 def require_full_training(layout: ExportLayout, target: str, alternatives: str) -> None:

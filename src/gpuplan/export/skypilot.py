@@ -47,6 +47,10 @@ CLOUDS = {
     "vast.ai": "vast",
 }
 """Offer providers (lower case) that SkyPilot provisions, to its cloud names."""
+INSTANCE_CLOUDS = ("aws", "gcp", "azure")
+"""Clouds whose offers name the region and instance shape as SkyPilot's catalog does (AWS, GCP
+and Azure ids); the other providers' listings name a GPU count and no region SkyPilot knows
+(the catalog's "global", "marketplace")."""
 SKYPILOT_RELEASE = "0.14.1"
 """The SkyPilot release whose task loader reads the YAML in the tests (tests/export)."""
 CONFIG_DIR = "~/gpuplan"
@@ -101,6 +105,10 @@ def render_skypilot(layout: ExportLayout) -> ExportedFile:
     cloud = CLOUDS.get(layout.provider.lower())
     if cloud:
         resources["cloud"] = cloud
+        if cloud in INSTANCE_CLOUDS and layout.region:
+            resources["region"] = layout.region
+        if cloud in INSTANCE_CLOUDS and layout.instance_type:
+            resources["instance_type"] = layout.instance_type
     elif layout.provider:
         notes.append(f"SkyPilot does not provision {layout.provider}: no cloud is pinned")
     setup = (

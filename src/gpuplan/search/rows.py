@@ -56,6 +56,8 @@ def _price(
         "per_gpu_hour": totals["per_gpu_hour"],
         "offer": offer.id,
         "provider": offer.provider,
+        "region": offer.region,
+        "instance_type": offer.instance_type,
         "instances": instances,
         "billing_mix": totals["billing_mix_description"],
         "hidden_fee_share": totals["hidden_fee_share"],
