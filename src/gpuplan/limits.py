@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +87,25 @@ def key_name(key: object) -> str:
     ):
         return key
     return shown(key)
+
+
+def check_known_keys(
+    mapping: object, accepted: tuple[str, ...], where: str, error: type[InputError] = InputError
+) -> Mapping[str, Any]:
+    """``mapping`` when it is a table whose keys are all ``accepted``; else ``error`` naming
+    the first other key (``where`` + key, with the closest accepted name as a hint)."""
+    if not isinstance(mapping, Mapping):
+        raise error(f"{where.rstrip('.') or 'input'}: expected a table of {', '.join(accepted)}")
+    unknown = [key for key in mapping if key not in accepted]
+    if unknown:
+        import difflib
+
+        close = difflib.get_close_matches(str(unknown[0]), accepted, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise error(
+            f"{where}{key_name(unknown[0])}: unknown key{hint}; accepted: {', '.join(accepted)}"
+        )
+    return mapping
 
 
 def plain_number(number: float) -> str:

@@ -27,8 +27,8 @@ from gpuplan.estimate.startup import StartupOptions
 from gpuplan.hardware.cluster import Cluster
 from gpuplan.limits import (
     JOB_RANGES,
+    check_known_keys,
     in_range,
-    key_name,
     parse_json,
     parse_yaml,
     read_text_file,
@@ -168,15 +168,7 @@ WHOLE_NUMBER_RANGE = (0, 1 << 40)
 
 
 def _check_keys(mapping: Mapping[str, Any], accepted: tuple[str, ...], where: str) -> None:
-    unknown = [key for key in mapping if key not in accepted]
-    if unknown:
-        import difflib
-
-        close = difflib.get_close_matches(str(unknown[0]), accepted, n=1)
-        hint = f" (did you mean {close[0]}?)" if close else ""
-        raise ScenarioError(
-            f"{where}{key_name(unknown[0])}: unknown key{hint}; accepted: {', '.join(accepted)}"
-        )
+    check_known_keys(mapping, accepted, where, ScenarioError)
 
 
 def _integer(

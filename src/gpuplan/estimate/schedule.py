@@ -24,13 +24,12 @@ decays).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from gpuplan.errors import InputError
 from gpuplan.estimate.batch import training_compute_budget
-from gpuplan.limits import shown
+from gpuplan.limits import check_known_keys, shown
 from gpuplan.workload.job import TrainingJob
 
 STAGES = ("pretrain", "continued", "finetune")
@@ -96,13 +95,7 @@ def parse_training(value: Any) -> TrainingSettings:
     """The scenario's ``training`` mapping (absent: every default)."""
     if value is None:
         return TrainingSettings()
-    if not isinstance(value, Mapping):
-        raise TrainingError(f"training: expected a table of {', '.join(TRAINING_KEYS)}")
-    unknown = [key for key in value if key not in TRAINING_KEYS]
-    if unknown:
-        raise TrainingError(
-            f"training.{shown(unknown[0])}: unknown key; accepted: {', '.join(TRAINING_KEYS)}"
-        )
+    value = check_known_keys(value, TRAINING_KEYS, "training.", TrainingError)
     stage = value.get("stage")
     if stage is not None and stage not in STAGES:
         raise TrainingError(f"training.stage: {shown(stage)} is not one of {', '.join(STAGES)}")

@@ -19,7 +19,7 @@ from typing import Any
 
 from gpuplan.errors import InputError
 from gpuplan.hardware.gpu import GPUSpec
-from gpuplan.limits import key_name
+from gpuplan.limits import check_known_keys
 
 NVLINK_LINKS = ("nvlink2", "nvlink3", "nvlink4", "nvlink5")
 FABRIC_LINKS = (*NVLINK_LINKS, "xgmi", "hccs")
@@ -128,13 +128,7 @@ def _gbps(fields: Mapping[str, Any], key: str, where: str) -> float | None:
 
 def parse_topology(fields: Mapping[str, Any], gpus: int, where: str) -> InstanceTopology:
     """Read an offer's ``topology`` table (``network_gbps_per_gpu``, ``public_gbps`` in Gb/s)."""
-    if not isinstance(fields, Mapping):
-        raise TopologyError(f"{where}: expected a table of {', '.join(TOPOLOGY_KEYS)}")
-    unknown = [key for key in fields if key not in TOPOLOGY_KEYS]
-    if unknown:
-        raise TopologyError(
-            f"{where}.{key_name(unknown[0])}: unknown key; accepted: {', '.join(TOPOLOGY_KEYS)}"
-        )
+    check_known_keys(fields, TOPOLOGY_KEYS, f"{where}.", TopologyError)
     for key in ("intra_node", "p2p", "network", "source", "observed"):
         if fields.get(key) in (None, ""):
             raise TopologyError(f"{where}: missing {key!r}")
