@@ -119,11 +119,7 @@ def itemize_fees(
     taxes: list[FeeItem] = []
     for fee in fees:
         if not fee.is_charged:
-            reason = (
-                "no public price; not charged"
-                if fee.applies_when != "informational" and fee.quantity_kind != "none"
-                else "informational, not charged"
-            )
+            reason = "informational, not charged" if fee.is_note else "no public price; not charged"
             lines.append(FeeLine(fee, Decimal(0), None, currency, reason))
             continue
         if fee.quantity_kind == "share":

@@ -278,14 +278,15 @@ class FeeItem:
         return FEE_UNITS[self.unit][0]
 
     @property
+    def is_note(self) -> bool:
+        """A fee listed for information only (``informational``, unit ``none``), such as
+        "prices exclude tax"."""
+        return self.applies_when == "informational" or self.quantity_kind == "none"
+
+    @property
     def is_charged(self) -> bool:
-        """Whether the fee adds to a bill: priced, and not a note (``informational``, unit
-        ``none``) such as "prices exclude tax"."""
-        return (
-            self.applies_when != "informational"
-            and self.quantity_kind != "none"
-            and (self.price is not None or bool(self.tiers))
-        )
+        """Whether the fee adds to a bill: priced, and not a note."""
+        return not self.is_note and (self.price is not None or bool(self.tiers))
 
     @property
     def size_scale(self) -> int:
