@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -198,3 +199,63 @@ def test_every_megatron_flag_exists_in_the_named_release(exports) -> None:
         assert len(flags) > 20
         unknown = sorted(flags - known)
         assert not unknown, f"{entry['job']}: {unknown} not in Megatron-LM {MEGATRON_RELEASE}"
+
+
+CPU_TRAINER = Path(__file__).parent / "launchers" / "train_deepspeed_cpu.py"
+CPU_JOB = (
+    {"model": "llama-3.1-8b", "tokens": "200M", "seq_len": 2048, "global_batch": 32},
+    {"gpus": ("h100",), "max_gpus": 2},
+)
+"""A job whose cheapest plan is ZeRO data parallelism over two GPUs: its DeepSpeed file is
+launched as exported, on two CPU ranks."""
+CPU_STEPS = 3
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_a_deepspeed_export_trains_on_two_cpu_ranks(tmp_path) -> None:
+    """DeepSpeed runs on the CPU (its CPU accelerator, gloo); Accelerate's FSDP and torchtitan
+    do not (docs/export.md says why), so DeepSpeed is the launcher that runs an export here."""
+    from gpuplan.api import plan_search
+
+    scenario, options = CPU_JOB
+    parsed = parse_scenario(scenario)
+    plan = plan_search(parsed, **options, limit=1)["plans"][0]
+    strategy = plan["strategy"]
+    assert strategy["dp"] == 2 and strategy["zero"] >= 1, strategy
+    exported = export_plan(plan, parsed, "deepspeed")
+    config_path = tmp_path / exported.filename
+    config_path.write_text(exported.text, "utf-8")
+    config = json.loads(exported.text)
+    python = _launchers_python()
+    completed = subprocess.run(
+        [str(python), "-m", "torch.distributed.run", "--nproc_per_node", "2",
+         "--master_port", str(_free_port()), str(CPU_TRAINER), str(config_path), str(CPU_STEPS)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env={
+            **os.environ,
+            "DS_ACCELERATOR": "cpu",
+            "TORCH_EXTENSIONS_DIR": str(python.parents[1] / "torch-extensions"),
+            "PYTHONWARNINGS": "ignore",
+            "OMP_NUM_THREADS": "1",
+        },
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    report = json.loads(completed.stdout.strip().splitlines()[-1])
+    assert report["world_size"] == strategy["dp"]
+    assert report["zero_stage"] == config["zero_optimization"]["stage"] == strategy["zero"]
+    assert report["optimizer_steps"] == CPU_STEPS
+    assert report["losses_finite"]
+    assert len(report["losses"]) == CPU_STEPS * config["gradient_accumulation_steps"]
+    rates = report["learning_rates"]
+    assert len(rates) == CPU_STEPS
+    assert config["scheduler"]["params"]["warmup_num_steps"] > CPU_STEPS
+    assert rates == sorted(rates) and 0 < rates[-1] <= config["optimizer"]["params"]["lr"], rates
