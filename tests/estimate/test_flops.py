@@ -135,6 +135,26 @@ def test_sliding_window_average_matches_a_counted_mask(seq_len, window):
     assert attended_keys_per_query(seq_len, window=window) == pytest.approx(mask.sum() / seq_len)
 
 
+def test_windowed_layers_count_a_counted_mask_and_full_layers_the_causal_one():
+    """Gemma 2 at 8192 tokens: every other layer sees at most 4096 keys (its window), the
+    rest see every earlier key; the core's FLOPs follow the two masks, counted row by row."""
+    model = load_model("gemma-2-2b")
+    seq_len, window = 8192, model.sliding_window
+    assert window == 4096
+    seen_by_query = np.arange(1, seq_len + 1)
+    windowed_keys = np.minimum(seen_by_query, window).sum() / seq_len
+    full_keys = seen_by_query.sum() / seq_len
+    per_key = 2.0 * model.num_attention_heads * 2 * model.head_dim
+    windowed_layers = sum(model.is_windowed_layer(index) for index in range(model.num_layers))
+    assert windowed_layers == model.num_layers // 2
+    expected = per_key * (
+        windowed_layers * windowed_keys + (model.num_layers - windowed_layers) * full_keys
+    )
+    assert forward_flops_per_token(model, seq_len).attention_core == pytest.approx(expected)
+    short = forward_flops_per_token(model, window).attention_core
+    assert short == pytest.approx(model.num_layers * per_key * (window + 1) / 2)
+
+
 def test_causal_mask_halves_the_attention_core_for_long_sequences():
     model = load_model("llama-3.1-8b")
     causal = forward_flops_per_token(model, 131072).attention_core

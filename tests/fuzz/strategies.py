@@ -110,11 +110,22 @@ configs: st.SearchStrategy[dict[str, Any]] = st.fixed_dictionaries(
         "rope_scaling": st.fixed_dictionaries(
             {},
             optional={
-                "rope_type": st.sampled_from(["llama3", "yarn"]) | scalars,
+                "rope_type": st.sampled_from(["llama3", "yarn", "linear"]) | scalars,
                 "factor": numbers | scalars,
             },
         )
         | values,
+        "scoring_func": st.sampled_from(["softmax", "sigmoid"]) | scalars,
+        "norm_topk_prob": st.booleans() | scalars,
+        "n_group": sizes,
+        "topk_group": sizes,
+        "routed_scaling_factor": numbers | scalars,
+        "router_aux_loss_coef": numbers | scalars,
+        "seq_aux": st.booleans() | scalars,
+        "topk_method": st.sampled_from(["greedy", "noaux_tc"]) | scalars,
+        "sliding_window": sizes,
+        "sliding_window_pattern": sizes,
+        "layer_types": st.lists(st.sampled_from(["sliding_attention", "full_attention"])) | values,
     },
 )
 DENSE_CONFIG = {

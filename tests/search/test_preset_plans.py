@@ -9,6 +9,7 @@ diff with the change:
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import sys
@@ -18,6 +19,9 @@ from typing import Any
 SNAPSHOT = Path(__file__).with_name("preset_plans.json")
 VOLATILE = {"seconds"}
 """Result keys that vary run to run: the search's own wall time."""
+AS_OF = dt.date(2026, 12, 2)
+"""The day the plans are asked on, so that a price's age ("observed ..., N days ago") is the
+snapshot's on any later day."""
 
 
 def preset_results() -> dict[str, Any]:
@@ -27,7 +31,7 @@ def preset_results() -> dict[str, Any]:
 
     results = {}
     for name, preset in PRESETS.items():
-        result = plan_search(preset["scenario"], **preset["options"])
+        result = plan_search(preset["scenario"], today=AS_OF, **preset["options"])
         results[name] = jsonable({k: v for k, v in result.items() if k not in VOLATILE})
     return json.loads(json.dumps(results))
 

@@ -113,6 +113,7 @@ HF_CONFIGS: dict[str, dict[str, Any]] = {
         "num_local_experts": 8,
         "rms_norm_eps": 1e-05,
         "rope_theta": 1e6,
+        "router_aux_loss_coef": 0.02,
         "sliding_window": None,
         "tie_word_embeddings": False,
         "vocab_size": 32000,

@@ -108,14 +108,14 @@ def attention_head_widths(model: ModelSpec) -> tuple[int, int]:
 
 
 def attention_core_forward_flops_per_token(
-    model: ModelSpec, seq_len: ArrayLike, causal: bool = True
+    model: ModelSpec, seq_len: ArrayLike, causal: bool = True, window: int | None = None
 ) -> FloatArray:
     """Forward FLOPs of ``QK^T`` and ``AV`` per token in one layer:
     ``2 * keys * H * d_qk + 2 * keys * H * d_v`` with ``keys`` from
     :func:`attended_keys_per_query` (Narayanan et al. 2021, appendix: ``4 * s * h`` per token
-    without the mask)."""
+    without the mask), through a sliding ``window`` when the layer has one."""
     qk_width, v_width = attention_head_widths(model)
-    keys = attended_keys_per_query(seq_len, causal)
+    keys = attended_keys_per_query(seq_len, causal, window)
     return 2.0 * keys * model.num_attention_heads * (qk_width + v_width)
 
 
@@ -195,16 +195,24 @@ def forward_flops_per_token(
 ) -> ForwardFlops:
     """Forward FLOPs per token: ``2 x`` the weights of each linear a token passes through, plus
     the attention core (module docstring). ``layers`` picks layer indices (default: all); the
-    head is ``2 * d * V`` whether or not it is tied to the embedding."""
+    head is ``2 * d * V`` whether or not it is tied to the embedding. Layers with a sliding
+    window (``ModelSpec.is_windowed_layer``) attend to at most ``sliding_window`` keys."""
     indices = range(model.num_layers) if layers is None else layers
     moe_layers = sum(1 for index in indices if model.is_moe_layer(index))
     dense_layers = len(indices) - moe_layers
-    core = attention_core_forward_flops_per_token(model, seq_len, causal)
+    windowed = sum(1 for index in indices if model.is_windowed_layer(index))
+    core = (len(indices) - windowed) * attention_core_forward_flops_per_token(
+        model, seq_len, causal
+    )
+    if windowed:
+        core = core + windowed * attention_core_forward_flops_per_token(
+            model, seq_len, causal, model.sliding_window
+        )
     return ForwardFlops(
         attention_projections=2.0 * len(indices) * attention_projection_weights(model),
         dense_mlp=2.0 * dense_layers * mlp_weights(model, model.intermediate_size),
         experts=2.0 * moe_layers * active_expert_weights(model) if moe_layers else 0.0,
-        attention_core=len(indices) * core,
+        attention_core=core,
         head=2.0 * model.hidden_size * model.vocab_size if include_head else 0.0,
     )
 

@@ -25,9 +25,7 @@ from gpuplan.export.layout import (
     comment_block,
     require_full_training,
 )
-from gpuplan.workload.model_settings import ModelSettings
-
-Arguments = list[tuple[str, ...]]
+from gpuplan.export.megatron_model import Arguments, model_arguments
 
 MEGATRON_RELEASE = "core_v0.16.1"
 """The Megatron-LM release whose argument parser every flag of the script is checked against
@@ -46,113 +44,6 @@ def _check(layout: ExportLayout) -> None:
             "strategy.offload: Megatron-LM cannot offload parameters; "
             "use the deepspeed export (ZeRO-3 offload_param) or the accelerate export"
         )
-
-
-def _model_arguments(layout: ExportLayout) -> tuple[Arguments, list[str]]:
-    model = layout.model
-    notes: list[str] = []
-    arguments: Arguments = [
-        ("--num-layers", str(model.num_layers)),
-        ("--hidden-size", str(model.hidden_size)),
-        ("--ffn-hidden-size", str(model.intermediate_size)),
-        ("--num-attention-heads", str(model.num_attention_heads)),
-    ]
-    if model.head_dim * model.num_attention_heads != model.hidden_size:
-        arguments.append(("--kv-channels", str(model.head_dim)))
-    if model.num_kv_heads < model.num_attention_heads and not model.uses_mla:
-        arguments += [("--group-query-attention",), ("--num-query-groups", str(model.num_kv_heads))]
-    if model.uses_mla:
-        arguments += [
-            ("--multi-latent-attention",),
-            ("--kv-lora-rank", str(model.kv_lora_rank)),
-            ("--qk-head-dim", str(model.qk_nope_head_dim)),
-            ("--qk-pos-emb-head-dim", str(model.qk_rope_head_dim)),
-            ("--v-head-dim", str(model.v_head_dim)),
-        ]
-        if model.q_lora_rank:
-            arguments.append(("--q-lora-rank", str(model.q_lora_rank)))
-    arguments += [
-        ("--seq-length", str(layout.job.seq_len)),
-        (
-            "--max-position-embeddings",
-            str(max(model.max_position_embeddings or 0, layout.job.seq_len)),
-        ),
-        ("--normalization", "RMSNorm" if model.norm == "rmsnorm" else "LayerNorm"),
-    ]
-    if model.position_embedding == "rope":
-        arguments.append(("--position-embedding-type", "rope"))
-        rope, rope_notes = rope_arguments(model.settings)
-        arguments += rope
-        notes += rope_notes
-    else:
-        arguments.append(("--position-embedding-type", "learned_absolute"))
-    if model.settings.norm_eps is not None:
-        arguments.append(("--norm-epsilon", f"{model.settings.norm_eps:g}"))
-    if model.gated_mlp and model.hidden_act == "silu":
-        arguments.append(("--swiglu",))
-    elif model.gated_mlp:
-        notes.append(f"gated MLP with {model.hidden_act}: Megatron's --swiglu uses SiLU")
-    if not (model.qkv_bias or model.output_bias or model.mlp_bias):
-        arguments.append(("--disable-bias-linear",))
-    elif model.qkv_bias and not (model.output_bias or model.mlp_bias):
-        arguments += [("--disable-bias-linear",), ("--add-qkv-bias",)]
-    if model.qk_norm != "none":
-        arguments.append(("--qk-layernorm",))
-    if not model.tie_word_embeddings:
-        arguments.append(("--untie-embeddings-and-output-weights",))
-    if model.is_moe:
-        arguments += [
-            ("--num-experts", str(model.num_experts)),
-            ("--moe-router-topk", str(model.num_experts_per_token)),
-            ("--moe-ffn-hidden-size", str(model.moe_intermediate_size)),
-            ("--moe-grouped-gemm",),
-            ("--moe-token-dispatcher-type", "alltoall"),
-        ]
-        if model.shared_expert_intermediate_size:
-            arguments.append(
-                (
-                    "--moe-shared-expert-intermediate-size",
-                    str(model.shared_expert_intermediate_size),
-                )
-            )
-        if model.first_dense_layers:
-            dense, moe = model.first_dense_layers, model.num_layers - model.first_dense_layers
-            arguments.append(("--moe-layer-freq", f"([0]*{dense}+[1]*{moe})"))
-    if model.family not in ("llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe"):
-        notes.append(
-            f"family {model.family}: check norms, activations and biases against the HF config"
-        )
-    return arguments, notes
-
-
-LLAMA3_SCALING = {"low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                  "original_max_position_embeddings": 8192}  # fmt: skip
-"""What Megatron-LM's ``--use-rope-scaling`` fixes besides the factor (core_v0.16.1,
-``megatron/core/models/common/embeddings/rope_utils.py``, ``apply_rope_scaling``)."""
-
-
-def rope_arguments(settings: ModelSettings) -> tuple[Arguments, list[str]]:
-    """``--rotary-base`` from the config's ``rope_theta`` (Megatron's default is 10000, Llama
-    3's base is 500000) and Llama 3 scaling as ``--use-rope-scaling --rope-scaling-factor``;
-    other scalings (YaRN, linear, dynamic, LongRoPE) are named in a note, not approximated."""
-    arguments: Arguments = []
-    notes: list[str] = []
-    if settings.rope_theta is not None:
-        if float(settings.rope_theta).is_integer():
-            arguments.append(("--rotary-base", str(int(settings.rope_theta))))
-        else:
-            notes.append(f"rope_theta {settings.rope_theta:g}: Megatron's --rotary-base is whole")
-    scaling = settings.scaling()
-    kind = scaling.get("rope_type", scaling.get("type"))
-    factor = scaling.get("factor")
-    if kind == "llama3" and isinstance(factor, float):
-        arguments += [("--use-rope-scaling",), ("--rope-scaling-factor", f"{factor:g}")]
-        fixed = [key for key, value in LLAMA3_SCALING.items() if scaling.get(key, value) != value]
-        if fixed:
-            notes.append(f"rope_scaling {', '.join(fixed)} differ from Megatron's fixed values")
-    elif kind is not None:
-        notes.append(f"rope_scaling {kind}: not written; set Megatron's RoPE scaling by hand")
-    return arguments, notes
 
 
 def pipeline_layout(layout: ExportLayout) -> str:
@@ -262,7 +153,7 @@ def _array(name: str, arguments: Arguments) -> str:
 
 def render_megatron(layout: ExportLayout) -> ExportedFile:
     _check(layout)
-    model_arguments, model_notes = _model_arguments(layout)
+    model_flags, model_notes = model_arguments(layout.model, layout.job.seq_len, layout.tp)
     training_arguments, training_notes = _training_arguments(layout)
     notes = [
         *model_notes,
@@ -322,7 +213,7 @@ def render_megatron(layout: ExportLayout) -> ExportedFile:
         + environment
         + "\n\n"
         + _array("DISTRIBUTED_ARGS", distributed)
-        + _array("MODEL_ARGS", model_arguments)
+        + _array("MODEL_ARGS", model_flags)
         + _array("PARALLEL_ARGS", _parallel_arguments(layout))
         + _array("TRAINING_ARGS", training_arguments)
         + _array("DATA_ARGS", data_arguments)

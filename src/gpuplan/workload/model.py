@@ -21,7 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from gpuplan.errors import InputError
-from gpuplan.workload.model_settings import NO_SETTINGS, ModelSettings, read_model_settings
+from gpuplan.workload.model_settings import (
+    NO_SETTINGS,
+    ModelSettings,
+    read_model_settings,
+    read_router_settings,
+)
 
 
 class ConfigError(InputError):
@@ -30,7 +35,16 @@ class ConfigError(InputError):
 
 @dataclass(frozen=True)
 class FamilyTraits:
-    """What a ``model_type`` implies beyond the keys its config.json carries."""
+    """What a ``model_type`` implies beyond the keys its config.json carries.
+
+    ``router_score_function`` and ``router_always_normalizes``: what the family's modelling
+    code fixes about its router (transformers ``modeling_deepseek_v3.py`` scores with a
+    sigmoid; ``modeling_mixtral.py`` renormalises the top-k weights whatever the config says).
+    ``full_attention_every``: every n-th layer attends fully and the rest through the sliding
+    window (Gemma 2 alternates, layer 0 windowed: transformers ``Gemma2Config.layer_types``);
+    ``windows_from_max_window_layers``: layers from ``max_window_layers`` on are windowed
+    (``Qwen2Config`` / ``Qwen3Config.layer_types``).
+    """
 
     gated_mlp: bool = True
     qkv_bias: bool = False
@@ -45,6 +59,10 @@ class FamilyTraits:
     parallel_attention: bool = False
     tie_word_embeddings: bool = False
     hidden_act: str = "silu"
+    router_score_function: str = "softmax"
+    router_always_normalizes: bool = False
+    full_attention_every: int | None = None
+    windows_from_max_window_layers: bool = False
     defaults: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -63,7 +81,11 @@ _QWEN_DEFAULTS = {
     "num_hidden_layers": 32,
     "num_attention_heads": 32,
     "max_position_embeddings": 32768,
+    "use_sliding_window": False,
 }
+_QWEN_MOE_ROUTER = {"norm_topk_prob": False, "router_aux_loss_coef": 0.001}
+"""``Qwen2MoeConfig`` / ``Qwen3MoeConfig`` defaults (huggingface/transformers
+``configuration_qwen3_moe.py`` @008e57439125)."""
 
 FAMILIES: dict[str, FamilyTraits] = {
     "llama": FamilyTraits(defaults=_LLAMA_DEFAULTS),
@@ -90,10 +112,12 @@ FAMILIES: dict[str, FamilyTraits] = {
     ),
     "qwen2": FamilyTraits(
         qkv_bias=True,
+        windows_from_max_window_layers=True,
         defaults=_QWEN_DEFAULTS,
     ),
     "qwen3": FamilyTraits(
         qk_norm="per_head",
+        windows_from_max_window_layers=True,
         defaults={
             **_QWEN_DEFAULTS,
             "head_dim": 128,
@@ -101,7 +125,10 @@ FAMILIES: dict[str, FamilyTraits] = {
     ),
     "qwen3_moe": FamilyTraits(
         qk_norm="per_head",
+        windows_from_max_window_layers=True,
         defaults={
+            **_QWEN_MOE_ROUTER,
+            "use_sliding_window": False,
             "vocab_size": 151936,
             "hidden_size": 2048,
             "intermediate_size": 6144,
@@ -117,7 +144,10 @@ FAMILIES: dict[str, FamilyTraits] = {
     ),
     "qwen2_moe": FamilyTraits(
         qkv_bias=True,
+        windows_from_max_window_layers=True,
         defaults={
+            **_QWEN_MOE_ROUTER,
+            "use_sliding_window": False,
             "vocab_size": 151936,
             "hidden_size": 2048,
             "intermediate_size": 5632,
@@ -131,18 +161,21 @@ FAMILIES: dict[str, FamilyTraits] = {
         },
     ),
     "mixtral": FamilyTraits(
+        router_always_normalizes=True,
         defaults={
+            "router_aux_loss_coef": 0.001,
             **_LLAMA_DEFAULTS,
             "intermediate_size": 14336,
             "num_key_value_heads": 8,
             "max_position_embeddings": 131072,
             "num_local_experts": 8,
             "num_experts_per_tok": 2,
-        }
+        },
     ),
     "olmo2": FamilyTraits(qk_norm="full", defaults={**_LLAMA_DEFAULTS, "vocab_size": 50304}),
     "gemma2": FamilyTraits(
         norms_per_layer=4,
+        full_attention_every=2,
         tie_word_embeddings=True,
         hidden_act="gelu_pytorch_tanh",
         defaults={
@@ -170,6 +203,7 @@ FAMILIES: dict[str, FamilyTraits] = {
             "num_key_value_heads": 4,
             "head_dim": 256,
             "max_position_embeddings": 131072,
+            "sliding_window_pattern": 6,
         },
     ),
     "chatglm": FamilyTraits(
@@ -198,9 +232,12 @@ FAMILIES: dict[str, FamilyTraits] = {
             "q_lora_rank": 1536,
             "moe_layer_freq": 1,
             "first_k_dense_replace": 0,
+            "norm_topk_prob": False,
+            "routed_scaling_factor": 1.0,
         },
     ),
     "deepseek_v3": FamilyTraits(
+        router_score_function="sigmoid",
         defaults={
             "vocab_size": 129280,
             "hidden_size": 7168,
@@ -220,6 +257,8 @@ FAMILIES: dict[str, FamilyTraits] = {
             "first_k_dense_replace": 3,
             "moe_layer_freq": 1,
             "topk_method": "noaux_tc",
+            "routed_scaling_factor": 2.5,
+            "norm_topk_prob": True,
         },
     ),
     "falcon": FamilyTraits(
@@ -307,6 +346,12 @@ FAMILIES: dict[str, FamilyTraits] = {
         },
     ),
 }
+"""Each family's ``defaults`` are its transformers config class's defaults, for the keys a
+config may leave out; the router defaults of ``deepseek_v3`` (``routed_scaling_factor`` 2.5, ``norm_topk_prob``
+true) are ``DeepseekV3Config``'s (huggingface/transformers @001f85b38fb4; its ``n_group`` 8 and
+``topk_group`` 4 are left out, as they would not divide a smaller config's experts), those of ``deepseek_v2`` ``DeepseekV2Config``'s
+(@008e57439125), Mixtral's ``router_aux_loss_coef`` 0.001 ``MixtralConfig``'s and Gemma 3's
+``sliding_window_pattern`` 6 ``Gemma3TextConfig``'s."""
 
 FAMILY_ALIASES = {
     "gemma3": "gemma3_text",
@@ -381,6 +426,8 @@ class ModelSpec:
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
     sliding_window: int | None = None
+    sliding_window_layers: tuple[bool, ...] = ()
+    """Per layer, whether it attends through ``sliding_window``; empty: every layer does."""
     vision_params: int = 0
     settings: ModelSettings = NO_SETTINGS
     """Rotary base and scaling, norm epsilon: what an export writes (``model_settings``)."""
@@ -453,6 +500,12 @@ class ModelSpec:
     def kv_width(self) -> int:
         """Width of one of K or V over all KV heads (K * head_dim)."""
         return self.num_kv_heads * self.head_dim
+
+    def is_windowed_layer(self, index: int) -> bool:
+        """Whether layer ``index`` (0-based) attends through the sliding window."""
+        if self.sliding_window is None:
+            return False
+        return not self.sliding_window_layers or self.sliding_window_layers[index]
 
     def is_moe_layer(self, index: int) -> bool:
         """Whether layer ``index`` (0-based) routes to experts.
@@ -699,6 +752,32 @@ def _optional_int(values: Mapping[str, Any], key: str) -> int | None:
     return _positive_int(values, key, allow_zero=True)
 
 
+def _sliding_window_layers(
+    values: Mapping[str, Any], traits: FamilyTraits, layers: int
+) -> tuple[bool, ...]:
+    """Which layers attend through the sliding window: the config's ``layer_types``
+    (``"sliding_attention"`` / ``"full_attention"``, one per layer) when given; else every
+    ``sliding_window_pattern``-th layer (1-based) attends fully (Gemma 3, transformers
+    ``Gemma3TextConfig``: layer ``i`` is windowed iff ``(i + 1) % pattern``), or the family's
+    ``full_attention_every``; else, for Qwen, layers from ``max_window_layers`` on; else all."""
+    kinds = values.get("layer_types")
+    if kinds is not None:
+        accepted = ("sliding_attention", "full_attention")
+        if not isinstance(kinds, list | tuple) or len(kinds) != layers:
+            raise ConfigError(f"model.layer_types: expected a list of {layers} layer types")
+        unknown = next((kind for kind in kinds if kind not in accepted), None)
+        if unknown is not None:
+            raise ConfigError(f"model.layer_types: {unknown!r} is not one of {', '.join(accepted)}")
+        return tuple(kind == "sliding_attention" for kind in kinds)
+    pattern = _optional_int(values, "sliding_window_pattern") or traits.full_attention_every
+    if pattern:
+        return tuple(bool((index + 1) % pattern) for index in range(layers))
+    if traits.windows_from_max_window_layers and values.get("max_window_layers") is not None:
+        first = _positive_int(values, "max_window_layers", allow_zero=True)
+        return tuple(index >= first for index in range(layers))
+    return ()
+
+
 def _flag(values: Mapping[str, Any], key: str, default: bool) -> bool:
     value = values.get(key)
     if value is None:
@@ -849,9 +928,19 @@ def _build_spec(
         if max_positions is None:
             raise ConfigError("model.max_position_embeddings: needed for learned positions")
         learned_rows = max_positions + traits.learned_position_offset
-    sliding = values.get("sliding_window")
+    given_window = values.get("sliding_window")
+    sliding = (
+        int(given_window)
+        if isinstance(given_window, int) and not isinstance(given_window, bool)
+        else None
+    )
     if not _flag(values, "use_sliding_window", True):
         sliding = None
+    window_layers = _sliding_window_layers(values, traits, layers) if sliding else ()
+    if window_layers and not any(window_layers):
+        sliding = None
+    if all(window_layers):
+        window_layers = ()
 
     if qkv_bias and family in ("gpt2", "opt", "bloom"):
         output_bias = True
@@ -895,10 +984,19 @@ def _build_spec(
         qk_nope_head_dim=_optional_int(values, "qk_nope_head_dim") or 0 if kv_lora else 0,
         qk_rope_head_dim=_optional_int(values, "qk_rope_head_dim") or 0 if kv_lora else 0,
         v_head_dim=_optional_int(values, "v_head_dim") or 0 if kv_lora else 0,
-        sliding_window=int(sliding)
-        if isinstance(sliding, int) and not isinstance(sliding, bool)
-        else None,
+        sliding_window=sliding,
+        sliding_window_layers=window_layers,
         vision_params=vision_params,
-        settings=read_model_settings(values),
+        settings=replace(
+            read_model_settings(values),
+            router=read_router_settings(
+                values,
+                num_experts,
+                traits.router_score_function,
+                traits.router_always_normalizes,
+            )
+            if num_experts
+            else None,
+        ),
     )
     return _check_architecture(spec, head_dim_given=bool(values.get("head_dim")))
