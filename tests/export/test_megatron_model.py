@@ -265,3 +265,58 @@ def test_a_softmax_router_asking_for_expert_bias_gets_a_note_not_a_flag_megatron
     flags, notes = export_flags(ModelSpec.from_hf_config(config))
     assert "--moe-router-enable-expert-bias" not in flags
     assert any("expert-bias" in note for note in notes)
+
+
+def _raw_config(name: str) -> dict[str, object]:
+    """The catalog's config table for ``name`` as written in models.toml (a multimodal
+    model's text settings are its ``text_config``)."""
+    from gpuplan.catalog import read_catalog_toml
+
+    config = dict(read_catalog_toml("models.toml")["models"][name]["config"])
+    text = config.pop("text_config", None)
+    return {**config, **text} if isinstance(text, dict) else config
+
+
+def _catalog_names() -> list[str]:
+    from gpuplan.catalog import read_catalog_toml
+
+    return sorted(read_catalog_toml("models.toml")["models"])
+
+
+@pytest.mark.parametrize("name", _catalog_names())
+def test_each_catalog_models_vocabulary_heads_embeddings_router_and_windows_equal_its_config(
+    name,
+):
+    """Against the config table as written in models.toml, not the parsed spec: the
+    vocabulary, the query groups, tied embeddings, the router keys and the sliding window."""
+    config, model = _raw_config(name), load_model(name)
+    flags, _ = export_flags(model)
+    assert flags["--padded-vocab-size"] == str(config["vocab_size"])
+    tied = config.get("tie_word_embeddings", model.tie_word_embeddings)
+    assert ("--untie-embeddings-and-output-weights" in flags) == (not tied)
+    heads = config.get("num_attention_heads")
+    groups = config.get("num_key_value_heads", config.get("multi_query_group_num", heads))
+    if not model.uses_mla and groups not in (None, heads):
+        assert flags["--num-query-groups"] == str(groups)
+    experts = config.get("num_experts", config.get("num_local_experts"))
+    experts = config.get("n_routed_experts", experts)
+    if experts:
+        assert flags["--num-experts"] == str(experts)
+        assert flags["--moe-router-topk"] == str(config["num_experts_per_tok"])
+        sigmoid = config.get("scoring_func") == "sigmoid"
+        assert (flags.get("--moe-router-score-function") == "sigmoid") == sigmoid
+        softmax_unnormalised = not sigmoid and config.get("norm_topk_prob") is False
+        assert ("--moe-router-pre-softmax" in flags) == softmax_unnormalised
+        if config.get("n_group", 1) != 1:
+            assert flags["--moe-router-num-groups"] == str(config["n_group"])
+            assert flags["--moe-router-group-topk"] == str(config["topk_group"])
+        scale = config.get("routed_scaling_factor", 1.0)
+        assert float(flags.get("--moe-router-topk-scaling-factor") or 1.0) == scale
+        weight = config.get("router_aux_loss_coef", config.get("aux_loss_alpha"))
+        if weight is not None:
+            assert float(flags["--moe-aux-loss-coeff"] or 0) == weight
+    window = config.get("sliding_window") if config.get("use_sliding_window", True) else None
+    if window:
+        assert flags["--window-size"] == f"{window - 1},0"
+    else:
+        assert "--window-size" not in flags
