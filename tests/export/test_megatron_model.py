@@ -240,28 +240,25 @@ def test_an_irregular_layer_pattern_is_written_as_megatrons_list():
     assert megatron_windowed_layers(flags, 6) == [kind == "sliding_attention" for kind in kinds]
 
 
+TINY_MLA = {
+    "model_type": "deepseek_v2", "num_hidden_layers": 2, "hidden_size": 256,
+    "num_attention_heads": 4, "intermediate_size": 512, "vocab_size": 1024,
+    "n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 128,
+    "kv_lora_rank": 32, "q_lora_rank": None, "qk_nope_head_dim": 32, "qk_rope_head_dim": 16,
+    "v_head_dim": 32,
+}  # fmt: skip
+"""A small DeepSeek-V2 config: multi-head latent attention, eight experts, no RoPE scaling."""
+
+
 def test_mla_without_rope_scaling_says_rope_and_linear_scaling_interpolates():
-    config = {
-        "model_type": "deepseek_v2", "num_hidden_layers": 4, "hidden_size": 512,
-        "num_attention_heads": 8, "intermediate_size": 1024, "vocab_size": 4096,
-        "n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 256,
-        "kv_lora_rank": 64, "q_lora_rank": None, "qk_nope_head_dim": 32, "qk_rope_head_dim": 16,
-        "v_head_dim": 32,
-    }  # fmt: skip
-    flags, _ = export_flags(ModelSpec.from_hf_config(config))
+    flags, _ = export_flags(ModelSpec.from_hf_config(TINY_MLA))
     assert flags["--rope-type"] == "rope" and "--rotary-scaling-factor" not in flags
     gemma3, _ = export_flags(load_model("gemma-3-4b"))
     assert gemma3["--rotary-seq-len-interpolation-factor"] == "8"
 
 
 def test_a_softmax_router_asking_for_expert_bias_gets_a_note_not_a_flag_megatron_refuses():
-    config = {
-        "model_type": "deepseek_v2", "num_hidden_layers": 2, "hidden_size": 256,
-        "num_attention_heads": 4, "intermediate_size": 512, "vocab_size": 1024,
-        "n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 128,
-        "kv_lora_rank": 32, "q_lora_rank": None, "qk_nope_head_dim": 32, "qk_rope_head_dim": 16,
-        "v_head_dim": 32, "topk_method": "noaux_tc", "scoring_func": "softmax",
-    }  # fmt: skip
+    config = {**TINY_MLA, "topk_method": "noaux_tc", "scoring_func": "softmax"}
     flags, notes = export_flags(ModelSpec.from_hf_config(config))
     assert "--moe-router-enable-expert-bias" not in flags
     assert any("expert-bias" in note for note in notes)
