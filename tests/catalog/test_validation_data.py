@@ -181,6 +181,19 @@ def test_scenario_mapping():
     assert isinstance(mpt.scenario()["model"], dict)
 
 
+def test_a_stacks_kernels_and_checkpointing_reach_the_scenario():
+    """NeMo AutoModel's MoE rows run Transformer Engine's fused norms and cuDNN attention with
+    DeepEP and activation checkpointing (their benchmark configs); its 8B LoRA row neither."""
+    moe = next(r for r in THROUGHPUT if r.id == "automodel-qwen3-moe-30b-full-8g-2026-06")
+    scenario = moe.scenario()
+    assert scenario["attention_kernel"] == "cudnn" and scenario["fused_kernels"]
+    assert scenario["moe"] == {"dispatch": "deepep"}
+    assert scenario["strategy"]["recompute"] == "full"
+    lora = next(r for r in THROUGHPUT if r.id == "automodel-llama3-8b-lora-1g-2026-06")
+    assert "attention_kernel" not in lora.scenario() and "fused_kernels" not in lora.scenario()
+    assert lora.scenario()["strategy"]["recompute"] == "none"
+
+
 def test_llmfoundry_architectures_match_published_parameter_counts():
     # llm-foundry prints NumParams for every row; the arch JSON reproduces it exactly
     # (biases on, learned positions of max_seq_len rows).

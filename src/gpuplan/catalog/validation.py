@@ -134,6 +134,8 @@ class ValidationRow:
             scenario["moe"] = {"dispatch": "deepep"}
         if "fused" in detail:
             scenario["fused_kernels"] = True
+        if "cudnn" in detail:
+            scenario["attention_kernel"] = "cudnn"
         if "tp-comm-overlap" in detail or "async tp" in detail or "asynctp" in detail:
             scenario["tp_comm_overlap"] = True
         if hardware:
