@@ -1,4 +1,4 @@
-"""Expert dispatch: deduplication per node, fp8 dispatch and load imbalance."""
+"""Expert dispatch: deduplication per node and per rank, fp8 dispatch and load imbalance."""
 
 from __future__ import annotations
 
@@ -6,14 +6,45 @@ import pytest
 
 import gpuplan
 from gpuplan.errors import InputError
-from gpuplan.estimate.moe import network_share_after_deduplication
+from gpuplan.estimate.moe import deduplicated_share
 
 
-def test_deduplication_counts_distinct_remote_nodes():
-    share = float(network_share_after_deduplication(8, 8))
+def test_deduplication_counts_distinct_remote_destinations():
+    share = float(deduplicated_share(8, 8))
     assert share == pytest.approx(7 * (1 - (7 / 8) ** 8) / 7)
-    assert float(network_share_after_deduplication(8, 1)) == 1.0
-    assert float(network_share_after_deduplication(1, 4)) == pytest.approx(1.0)
+    assert float(deduplicated_share(8, 1)) == 1.0
+    assert float(deduplicated_share(1, 4)) == pytest.approx(1.0)
+
+
+def test_deduplicated_share_matches_routing_drawn_at_random():
+    """Top-8 of 128 experts spread over 8 ranks: the distinct remote ranks a token reaches,
+    counted over drawn routings, over the 8 * 7 / 8 copies sent once per expert."""
+    import numpy as np
+
+    generator = np.random.default_rng(0)
+    experts = np.argsort(generator.random((20000, 128)), axis=1)[:, :8]
+    ranks = experts // 16
+    remote = [len(set(row) - {0}) for row in ranks]
+    assert float(deduplicated_share(8, 8)) == pytest.approx(np.mean(remote) / 7, rel=0.03)
+
+
+def _qwen3_expert_seconds(**moe):
+    result = gpuplan.estimate(
+        {
+            "model": "qwen3-30b-a3b",
+            "seq_len": 4096,
+            "global_batch": 64,
+            "hardware": {"gpu": "h100-sxm-80gb", "count": 8},
+            "strategy": {"ep": 8, "zero": 3},
+            "moe": moe,
+        }
+    )
+    return result["throughput"]["breakdown"]["expert_parallel"]
+
+
+def test_deepep_inside_one_node_sends_each_token_once_per_rank():
+    plain, deduplicated = _qwen3_expert_seconds(), _qwen3_expert_seconds(dispatch="deepep")
+    assert deduplicated == pytest.approx(plain * float(deduplicated_share(8, 8)), rel=0.15)
 
 
 def _expert_seconds(**moe):

@@ -9,10 +9,13 @@ report, section 3.2.2). One rank sends ``tokens * k * h`` elements per pass (spl
   network on its own.
 - ``deepep`` (DeepSeek's DeepEP, ``deepseek-ai/DeepEP`` README: "kernels optimized for the
   asymmetric-domain bandwidth forwarding, such as forwarding data from NVLink domain to RDMA
-  domain"): a token crosses the network once per destination node, then fans out to that
-  node's experts over NVLink. With the ``k`` experts of a token on random nodes of the ``N``
-  the group spans, it reaches ``(N - 1) (1 - (1 - 1/N)^k)`` other nodes instead of
-  ``k (N - 1) / N``: the network volume shrinks by that ratio.
+  domain"): a token is sent once to each rank that holds any of its experts
+  (``Buffer.get_dispatch_layout``: ``is_token_in_rank``, "whether a token be sent to a rank";
+  the combine sums a rank's experts before sending back), and across nodes once per
+  destination node, then fans out over NVLink. With the ``k`` experts of a token on random
+  ones of ``D`` destinations (the nodes the group spans, or its ranks inside one node), it
+  reaches ``(D - 1) (1 - (1 - 1/D)^k)`` other destinations instead of ``k (D - 1) / D``: the
+  volume on the slowest link shrinks by that ratio.
 - ``dispatch_dtype = fp8``: the forward dispatch sends fp8 with one fp32 scale per 128 values
   (DeepEP's FP8 dispatch; DeepSeek-V3 report, section 3.3.2, keeps the combine in bf16): that
   pass moves ``1 + 4/128`` bytes per element instead of 2.
@@ -46,10 +49,10 @@ FP8_DISPATCH_BYTES = 1.0 + 4.0 / 128.0
 PASSES_PER_LAYER = 4
 
 
-def network_share_after_deduplication(experts_per_token: int, nodes: npt.ArrayLike) -> FloatArray:
-    """Network copies per token with per-node deduplication over those without:
-    ``(N - 1) (1 - (1 - 1/N)^k) / (k (N - 1) / N)``; 1 inside one node."""
-    spanned = np.maximum(np.asarray(nodes, dtype=float), 1.0)
+def deduplicated_share(experts_per_token: int, destinations: npt.ArrayLike) -> FloatArray:
+    """Copies per token sent once per destination over those sent once per expert:
+    ``(D - 1) (1 - (1 - 1/D)^k) / (k (D - 1) / D)``; 1 for a single destination."""
+    spanned = np.maximum(np.asarray(destinations, dtype=float), 1.0)
     k = float(experts_per_token)
     deduplicated = (spanned - 1.0) * (1.0 - (1.0 - 1.0 / spanned) ** k)
     plain = k * (spanned - 1.0) / spanned
@@ -74,9 +77,8 @@ def expert_dispatch_seconds(
     volume = per_layer_bytes * options.load_imbalance
     if options.dispatch == "deepep":
         placement = group_placement(group_size, stride, cluster)
-        volume = volume * network_share_after_deduplication(
-            model.num_experts_per_token, placement.domains
-        )
+        destinations = np.where(placement.domains > 1, placement.domains, group_size)
+        volume = volume * deduplicated_share(model.num_experts_per_token, destinations)
     one_pass = collective_seconds(
         "all_to_all", volume / PASSES_PER_LAYER, group_size, stride, cluster, links
     )
