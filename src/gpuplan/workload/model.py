@@ -896,7 +896,7 @@ def _build_spec(
     shared_gate = False
     first_dense = 0
     frequency = 1
-    router_bias = False
+    router = None
     if num_experts:
         if family == "mixtral":
             moe_intermediate = moe_intermediate or intermediate
@@ -918,7 +918,9 @@ def _build_spec(
             or _optional_int(values, "decoder_sparse_step")
             or 1
         )
-        router_bias = str(values.get("topk_method", "")) == "noaux_tc"
+        router = read_router_settings(
+            values, num_experts, traits.router_score_function, traits.router_always_normalizes
+        )
 
     kv_lora = _optional_int(values, "kv_lora_rank") if family.startswith("deepseek") else None
     position = str(values.get("position_embedding_type") or traits.position_embedding)
@@ -978,7 +980,7 @@ def _build_spec(
         shared_expert_gate=shared_gate,
         first_dense_layers=first_dense,
         moe_layer_frequency=frequency,
-        router_bias=router_bias,
+        router_bias=router is not None and router.expert_bias,
         q_lora_rank=_optional_int(values, "q_lora_rank") if kv_lora is not None else None,
         kv_lora_rank=kv_lora,
         qk_nope_head_dim=_optional_int(values, "qk_nope_head_dim") or 0 if kv_lora else 0,
@@ -987,16 +989,6 @@ def _build_spec(
         sliding_window=sliding,
         sliding_window_layers=window_layers,
         vision_params=vision_params,
-        settings=replace(
-            read_model_settings(values),
-            router=read_router_settings(
-                values,
-                num_experts,
-                traits.router_score_function,
-                traits.router_always_normalizes,
-            )
-            if num_experts
-            else None,
-        ),
+        settings=replace(read_model_settings(values), router=router),
     )
     return _check_architecture(spec, head_dim_given=bool(values.get("head_dim")))
