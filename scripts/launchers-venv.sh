@@ -11,6 +11,6 @@ if [ -x .venv-launchers/bin/python ] && cmp -s "$requirements" "$stamp"; then
   exit 0
 fi
 python3 -m venv .venv-launchers
-.venv-launchers/bin/pip install -q torch==2.13.0
-.venv-launchers/bin/pip install -q -r "$requirements"
+.venv-launchers/bin/pip install -q --no-compile torch==2.13.0
+.venv-launchers/bin/pip install -q --no-compile -r "$requirements"
 cp "$requirements" "$stamp"
