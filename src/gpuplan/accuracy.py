@@ -252,7 +252,9 @@ def fit_efficiency(rows: list[PreparedThroughputRow]) -> Efficiency:
     """The per-stack residuals fitted on ``rows`` within ``efficiency.FIT_BOUNDS``: robust
     (soft-L1) least squares on ``log(predicted / measured)``, each source weighted equally so
     that one large source does not drown the others, plus one prior term per residual
-    (``efficiency.FIT_PRIOR``). Needs SciPy."""
+    (``efficiency.FIT_PRIOR``). Each row depends on its own stack's residual only, so one
+    evaluation of the rows gives every column of the finite-difference Jacobian
+    (``jac_sparsity``). Needs SciPy."""
     import numpy as np
     from scipy.optimize import least_squares
 
@@ -285,12 +287,17 @@ def fit_efficiency(rows: list[PreparedThroughputRow]) -> Efficiency:
             if stack == name
         ]
         initial.append(math.exp(sum(logs) / len(logs)) if logs else centre)
+    depends_on = np.zeros((len(rows) + len(FITTED_FIELDS), len(FITTED_FIELDS)))
+    for index, stack in enumerate(stacks):
+        depends_on[index, FITTED_FIELDS.index(stack)] = 1.0
+    depends_on[len(rows) :, :] = np.eye(len(FITTED_FIELDS))
     solution = least_squares(
         residuals,
         np.clip(initial, lower * 1.01, upper * 0.99),
         bounds=(lower, upper),
         loss="soft_l1",
         f_scale=0.1,
+        jac_sparsity=depends_on,
     )
     return efficiency_of(solution.x)
 
