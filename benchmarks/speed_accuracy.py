@@ -3,7 +3,7 @@ the same table for a one-constant-MFU baseline fitted on the same `fit` rows, an
 layouts within each workload.
 
     python benchmarks/speed_accuracy.py [--use test|fit|sanity] [--rows]
-    python benchmarks/speed_accuracy.py --leave-one-source-out   # refits once per source (minutes)
+    python benchmarks/speed_accuracy.py --leave-one-source-out   # refits once per source (about 1 min)
     python benchmarks/speed_accuracy.py --pairs   # runs that differ in one thing: ratio errors
 
 Leave-one-source-out: for each source, the constants (and the baseline's one MFU) are fitted on

@@ -326,7 +326,7 @@ def leave_one_source_out(
     fit_rows: list[PreparedThroughputRow], rows: list[PreparedThroughputRow]
 ) -> list[HeldOutPrediction]:
     """Every row of ``rows`` predicted by the speed model and by the constant-MFU baseline, both
-    fitted on the ``fit_rows`` of the other sources only. Refits once per source (minutes)."""
+    fitted on the ``fit_rows`` of the other sources only. Refits once per source (about a minute on one core)."""
     predictions = []
     for source in sorted({item.row.source for item in rows}):
         others = [item for item in fit_rows if item.row.source != source]
