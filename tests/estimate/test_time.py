@@ -154,3 +154,31 @@ def test_pcie_data_parallel_scales_worse_than_nvlink():
         return _small_model_on(gpu, 8)["tokens_per_second_per_gpu"] / one
 
     assert scaling("rtx-4090-24gb") < 0.8 < scaling("h100-sxm-80gb")
+
+
+def test_latent_attention_runs_at_the_kernel_speed_of_its_query_key_width():
+    """DeepSeek-V3's heads are 192 wide in ``QK^T`` (128 + 64 rotary) though hidden / heads is
+    56: its attention time is its attention FLOPs at the measured kernel rate for width 192."""
+    from gpuplan.catalog import load_gpu, load_model
+    from gpuplan.estimate.efficiency import default_efficiency
+    from gpuplan.estimate.flops import training_flops_per_token
+    from gpuplan.estimate.kernels import attention_share_of_peak
+    from gpuplan.scenario import parse_scenario
+
+    model, gpu = load_model("deepseek-v3"), load_gpu("h100-sxm-80gb")
+    assert model.head_dim == 56
+    scenario = {
+        "model": "deepseek-v3", "seq_len": 4096, "global_batch": 256, "micro_batch": 1,
+        "framework": "megatron", "hardware": {"gpu": gpu.id, "count": 256},
+        "strategy": {"pp": 8, "ep": 32, "zero": 1, "recompute": "none"},
+    }  # fmt: skip
+    result = gpuplan.estimate(scenario)
+    job = parse_scenario(scenario).job
+    core = float(training_flops_per_token(job).parts["attention_core"])
+    stage_share = -(-model.num_layers // 8) / model.num_layers
+    share = attention_share_of_peak(gpu.architecture, "cudnn", 4096, 192)
+    tokens_per_rank = 256 * 4096 / 32
+    expected = tokens_per_rank * core * stage_share / (gpu.half_precision_peak() * share)
+    expected /= default_efficiency().megatron
+    assert result["throughput"]["breakdown"]["attention"] == pytest.approx(expected, rel=1e-6)
+    assert share > attention_share_of_peak(gpu.architecture, "cudnn", 4096, 56)

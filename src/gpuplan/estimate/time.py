@@ -60,7 +60,12 @@ from gpuplan.estimate.efficiency import (
     default_efficiency,
     matmul_ceiling,
 )
-from gpuplan.estimate.flops import RECOMPUTE_FULL, RECOMPUTE_SELECTIVE, training_flops_per_token
+from gpuplan.estimate.flops import (
+    RECOMPUTE_FULL,
+    RECOMPUTE_SELECTIVE,
+    attention_head_widths,
+    training_flops_per_token,
+)
 from gpuplan.estimate.frameworks import (
     FRAMEWORK_CODES,
     PROFILES,
@@ -241,9 +246,10 @@ def estimate_step_time(
         (job.attention_kernel or PROFILES[name].attention_kernel) if flash_attention else "eager"
         for name in FRAMEWORK_CODES
     ]
+    query_key_width = attention_head_widths(model)[0]
     attention_shares = np.array(
         [
-            attention_share_of_peak(gpu.architecture, kernel, job.seq_len, model.head_dim)
+            attention_share_of_peak(gpu.architecture, kernel, job.seq_len, query_key_width)
             for kernel in kernels_by_code
         ]
     )
