@@ -28,37 +28,27 @@ def test_deduplicated_share_matches_routing_drawn_at_random():
     assert float(deduplicated_share(8, 8)) == pytest.approx(np.mean(remote) / 7, rel=0.03)
 
 
-def _qwen3_expert_seconds(**moe):
-    result = gpuplan.estimate(
-        {
-            "model": "qwen3-30b-a3b",
-            "seq_len": 4096,
-            "global_batch": 64,
-            "hardware": {"gpu": "h100-sxm-80gb", "count": 8},
-            "strategy": {"ep": 8, "zero": 3},
-            "moe": moe,
-        }
-    )
+DEEPSEEK_ON_256 = {
+    "model": "deepseek-v3", "global_batch": 512, "hardware": {"gpu": "h100-sxm-80gb", "count": 256},
+    "strategy": {"pp": 4, "ep": 64, "zero": 3},
+}  # fmt: skip
+QWEN3_MOE_ON_8 = {
+    "model": "qwen3-30b-a3b", "global_batch": 64, "hardware": {"gpu": "h100-sxm-80gb", "count": 8},
+    "strategy": {"ep": 8, "zero": 3},
+}  # fmt: skip
+
+
+def _expert_seconds(job=DEEPSEEK_ON_256, **moe):
+    result = gpuplan.estimate({**job, "seq_len": 4096, "moe": moe})
     return result["throughput"]["breakdown"]["expert_parallel"]
 
 
 def test_deepep_inside_one_node_sends_each_token_once_per_rank():
-    plain, deduplicated = _qwen3_expert_seconds(), _qwen3_expert_seconds(dispatch="deepep")
-    assert deduplicated == pytest.approx(plain * float(deduplicated_share(8, 8)), rel=0.15)
-
-
-def _expert_seconds(**moe):
-    result = gpuplan.estimate(
-        {
-            "model": "deepseek-v3",
-            "seq_len": 4096,
-            "global_batch": 512,
-            "hardware": {"gpu": "h100-sxm-80gb", "count": 256},
-            "strategy": {"pp": 4, "ep": 64, "zero": 3},
-            "moe": moe,
-        }
+    plain, deduplicated = (
+        _expert_seconds(QWEN3_MOE_ON_8),
+        _expert_seconds(QWEN3_MOE_ON_8, dispatch="deepep"),
     )
-    return result["throughput"]["breakdown"]["expert_parallel"]
+    assert deduplicated == pytest.approx(plain * float(deduplicated_share(8, 8)), rel=0.15)
 
 
 def test_deepep_and_fp8_dispatch_send_less_than_plain_all_to_all():
