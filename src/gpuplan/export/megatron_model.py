@@ -12,9 +12,10 @@ note rather than an approximation.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 from gpuplan.workload.model import ModelSpec
-from gpuplan.workload.model_settings import RouterSettings
+from gpuplan.workload.model_settings import RouterSettings, ScalingValue
 
 Arguments = list[tuple[str, ...]]
 
@@ -166,9 +167,7 @@ def rope_arguments(model: ModelSpec) -> tuple[Arguments, list[str]]:
     )
     if kind == "llama3" and factor is not None:
         arguments += [("--use-rope-scaling",), ("--rope-scaling-factor", f"{factor:g}")]
-        fixed = [key for key, value in LLAMA3_SCALING.items() if scaling.get(key, value) != value]
-        if fixed:
-            notes.append(f"rope_scaling {', '.join(fixed)} differ from Megatron's fixed values")
+        notes += _fixed_value_notes(scaling, LLAMA3_SCALING)
     elif kind == "linear" and factor is not None and factor.is_integer():
         arguments.append(("--rotary-seq-len-interpolation-factor", str(int(factor))))
     elif kind == "yarn" and factor is not None and model.uses_mla:
@@ -177,14 +176,22 @@ def rope_arguments(model: ModelSpec) -> tuple[Arguments, list[str]]:
             value = scaling.get(key)
             if isinstance(value, int | float):
                 arguments.append((f"--{key.replace('_', '-')}", f"{value:g}"))
-        fixed = [key for key, value in MLA_YARN_FIXED.items() if scaling.get(key, value) != value]
-        if fixed:
-            notes.append(f"rope_scaling {', '.join(fixed)} differ from Megatron's fixed values")
+        notes += _fixed_value_notes(scaling, MLA_YARN_FIXED)
     elif kind is not None:
         notes.append(f"rope_scaling {kind}: not written; set Megatron's RoPE scaling by hand")
     elif model.uses_mla:
         arguments.append(("--rope-type", "rope"))
     return arguments, notes
+
+
+def _fixed_value_notes(
+    scaling: Mapping[str, ScalingValue], fixed: Mapping[str, float]
+) -> list[str]:
+    """A note naming the scaling keys whose config value differs from what Megatron-LM fixes."""
+    differing = [key for key, value in fixed.items() if scaling.get(key, value) != value]
+    if not differing:
+        return []
+    return [f"rope_scaling {', '.join(differing)} differ from Megatron's fixed values"]
 
 
 def window_arguments(model: ModelSpec) -> tuple[Arguments, list[str]]:
