@@ -66,7 +66,7 @@ TOP_LEVEL_KEYS = (
     "startup",
     "training",
 )
-MOE_KEYS = ("dispatch", "dispatch_dtype", "load_imbalance")
+MOE_KEYS = ("dispatch", "dispatch_dtype", "load_imbalance", "routing")
 STARTUP_KEYS = ("provisioning", "image_pull", "compile", "communicator_per_node")
 RELIABILITY_KEYS = (
     "failures_per_gpu_hour",
@@ -456,6 +456,7 @@ def _parse_moe(value: Any) -> MoEOptions:
         dispatch=str(value.get("dispatch", defaults.dispatch)),
         dispatch_dtype=str(value.get("dispatch_dtype", defaults.dispatch_dtype)),
         load_imbalance=float(imbalance),
+        routing=str(value.get("routing", defaults.routing)),
     )
 
 

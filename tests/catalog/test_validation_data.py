@@ -183,11 +183,12 @@ def test_scenario_mapping():
 
 def test_a_stacks_kernels_and_checkpointing_reach_the_scenario():
     """NeMo AutoModel's MoE rows run Transformer Engine's fused norms and cuDNN attention with
-    DeepEP and activation checkpointing (their benchmark configs); its 8B LoRA row neither."""
+    DeepEP, the round-robin balanced gate and activation checkpointing (their benchmark
+    configs); its 8B LoRA row none of these."""
     moe = next(r for r in THROUGHPUT if r.id == "automodel-qwen3-moe-30b-full-8g-2026-06")
     scenario = moe.scenario()
     assert scenario["attention_kernel"] == "cudnn" and scenario["fused_kernels"]
-    assert scenario["moe"] == {"dispatch": "deepep"}
+    assert scenario["moe"] == {"dispatch": "deepep", "routing": "round_robin"}
     assert scenario["strategy"]["recompute"] == "full"
     lora = next(r for r in THROUGHPUT if r.id == "automodel-llama3-8b-lora-1g-2026-06")
     assert "attention_kernel" not in lora.scenario() and "fused_kernels" not in lora.scenario()

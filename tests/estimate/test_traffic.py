@@ -47,6 +47,17 @@ def test_fp8_recipes_that_scale_along_an_axis_cast_both_ways():
     assert mx > rowwise
 
 
+def test_routed_experts_quantize_one_copy_of_the_token_each():
+    from gpuplan.estimate.traffic import linear_input_elements_per_token
+
+    dense = load_model("llama-3.1-8b")
+    h, q, f = dense.hidden_size, dense.q_width, dense.intermediate_size
+    assert linear_input_elements_per_token(dense) == 2 * h + q + f
+    moe = load_model("qwen3-30b-a3b")
+    k, h, width = moe.num_experts_per_token, moe.hidden_size, moe.moe_intermediate_size
+    assert linear_input_elements_per_token(moe) == h + moe.q_width + k * h + k * width
+
+
 def test_fp8_recipe_is_a_scenario_choice():
     import gpuplan
     from gpuplan.errors import InputError

@@ -130,8 +130,12 @@ class ValidationRow:
         if self.compile:
             scenario["compile"] = True
         detail = (self.framework_detail or "").lower()
-        if "deepep" in detail:
-            scenario["moe"] = {"dispatch": "deepep"}
+        moe = {
+            **({"dispatch": "deepep"} if "deepep" in detail else {}),
+            **({"routing": "round_robin"} if "fake balanced gate" in detail else {}),
+        }
+        if moe:
+            scenario["moe"] = moe
         if "fused" in detail:
             scenario["fused_kernels"] = True
         if "cudnn" in detail:

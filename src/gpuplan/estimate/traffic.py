@@ -144,12 +144,24 @@ FP8_CAST_BYTES = BF16 + 1.0
 """A cast reads a bf16 value and writes an fp8 one; the amax reduction rides on the same read."""
 
 
+def linear_input_elements_per_token(model: ModelSpec) -> float:
+    """Elements per token entering one layer's linears: ``h`` into QKV, ``q`` into the output
+    projection, ``h`` into the MLP and ``F`` into its down projection. Routed experts each take
+    their own copy of the token: ``k h`` in, plus ``h`` into the shared experts, and
+    :func:`routed_width` down (the dispatched copies are what each expert's GEMM quantizes:
+    Transformer Engine ``GroupedLinear``)."""
+    attention = float(model.hidden_size + model.q_width)
+    if not model.is_moe:
+        return attention + model.hidden_size + model.intermediate_size
+    shared_inputs = model.hidden_size if model.shared_expert_intermediate_size else 0
+    routed_inputs = model.num_experts_per_token * model.hidden_size
+    return attention + routed_inputs + shared_inputs + routed_width(model)
+
+
 def fp8_cast_bytes_per_token(model: ModelSpec, recipe: str, tp: npt.ArrayLike) -> FloatArray:
-    """HBM bytes of one layer's fp8 activation casts per token on one rank: the linear inputs hold
-    ``2h + q + F`` elements per token (QKV and MLP inputs, the attention output, the down
-    projection's input), split by TP, cast :data:`FP8_CASTS_PER_LINEAR` times."""
-    elements = (2.0 * model.hidden_size + model.q_width + routed_width(model)) / np.asarray(
-        tp, dtype=float
-    )
+    """HBM bytes of one layer's fp8 activation casts per token on one rank: the linear inputs
+    (:func:`linear_input_elements_per_token`), split by TP, cast :data:`FP8_CASTS_PER_LINEAR`
+    times."""
+    elements = linear_input_elements_per_token(model) / np.asarray(tp, dtype=float)
     per_cast = FP8_CAST_BYTES + FP8_SCALE_BYTES_PER_ELEMENT[recipe]
     return np.asarray(FP8_CASTS_PER_LINEAR[recipe] * per_cast * elements, dtype=float)

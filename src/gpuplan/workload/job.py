@@ -43,6 +43,7 @@ FP8_RECIPES = ("tensorwise", "rowwise", "mx", "blockwise")
 ATTENTION_KERNELS = ("flash2", "cudnn", "eager")
 MOE_DISPATCHES = ("all_to_all", "deepep")
 MOE_DISPATCH_DTYPES = ("bf16", "fp8")
+MOE_ROUTINGS = ("learned", "round_robin")
 
 
 @dataclass(frozen=True)
@@ -50,11 +51,15 @@ class MoEOptions:
     """How a mixture-of-experts stack moves tokens to their experts (``estimate/moe.py``):
     ``all_to_all`` (NCCL all-to-all of every routed copy) or ``deepep`` (DeepSeek's DeepEP: one
     copy per destination node over the network, forwarded over NVLink inside it); the dtype of
-    the forward dispatch; and the load of the busiest expert over the mean (1 = balanced)."""
+    the forward dispatch; the load of the busiest expert over the mean (1 = balanced); and
+    which experts a token reaches: ``learned`` (a trained router: its ``k`` experts anywhere,
+    within the router's group limit) or ``round_robin`` (a benchmark's fixed balanced gate that
+    sends token ``t`` to experts ``t k ... t k + k - 1``, NeMo AutoModel ``FakeBalancedGate``)."""
 
     dispatch: str = "all_to_all"
     dispatch_dtype: str = "bf16"
     load_imbalance: float = 1.0
+    routing: str = "learned"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dispatch", _choice("moe.dispatch", self.dispatch, MOE_DISPATCHES))
@@ -63,6 +68,7 @@ class MoEOptions:
             "dispatch_dtype",
             _choice("moe.dispatch_dtype", self.dispatch_dtype, MOE_DISPATCH_DTYPES),
         )
+        object.__setattr__(self, "routing", _choice("moe.routing", self.routing, MOE_ROUTINGS))
         if not self.load_imbalance >= 1.0:
             raise JobError(
                 f"moe.load_imbalance: the busiest expert's load over the mean, a number >= 1, "
