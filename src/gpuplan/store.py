@@ -1,8 +1,9 @@
 """Local SQLite store for benchmark runs (and, later, calibration profiles and saved plans).
 
 The database lives in the user's data directory: ``$GPUPLAN_DATA_DIR`` when set, else
-``$XDG_DATA_HOME/gpuplan``, else ``~/.local/share/gpuplan``. Every write is one transaction,
-so a run is stored whole or not at all.
+``$XDG_DATA_HOME/gpuplan``, else ``~/.local/share/gpuplan``. Every write is one transaction:
+a run is stored whole (:func:`save_bench_run`), or created first and rewritten after each part
+(:func:`create_bench_run`, :func:`update_bench_run`), so a crash keeps the parts already done.
 """
 
 from __future__ import annotations
@@ -112,10 +113,9 @@ def connect(path: Path | None = None, create: bool = True) -> Iterator[sqlite3.C
         connection.close()
 
 
-def save_bench_run(result: dict[str, Any], path: Path | None = None) -> int:
-    """Store one benchmark result (the JSON of ``gpuplan bench --json``); return its id."""
+def _run_row(result: dict[str, Any]) -> tuple[Any, ...]:
     provenance = result["provenance"]
-    row = (
+    return (
         provenance["date"],
         provenance["hostname"],
         provenance["device"],
@@ -125,6 +125,11 @@ def save_bench_run(result: dict[str, Any], path: Path | None = None) -> int:
         result["worst_verdict"],
         to_json(result, indent=None),
     )
+
+
+def save_bench_run(result: dict[str, Any], path: Path | None = None) -> int:
+    """Store one benchmark result (the JSON of ``gpuplan bench --json``); return its id."""
+    row = _run_row(result)
     with connect(path) as connection:
         cursor = connection.execute(
             "INSERT INTO bench_runs (created_at, hostname, device, gpu_id, method_version,"
@@ -134,6 +139,25 @@ def save_bench_run(result: dict[str, Any], path: Path | None = None) -> int:
         run_id = cursor.lastrowid
     assert run_id is not None
     return int(run_id)
+
+
+def create_bench_run(result: dict[str, Any], path: Path | None = None) -> int:
+    """Store the first state of a run that is still measuring (no parts yet); return its id."""
+    return save_bench_run(result, path)
+
+
+def update_bench_run(run_id: int, result: dict[str, Any], path: Path | None = None) -> None:
+    """Replace run ``run_id``'s stored result with ``result``, in one transaction."""
+    row = _run_row(result)
+    with connect(path) as connection:
+        cursor = connection.execute(
+            "UPDATE bench_runs SET created_at = ?, hostname = ?, device = ?, gpu_id = ?,"
+            " method_version = ?, command = ?, worst_verdict = ?, result_json = ?"
+            " WHERE id = ?",
+            (*row, run_id),
+        )
+        if cursor.rowcount != 1:
+            raise StoreError(f"run id: no stored benchmark run {run_id} to update")
 
 
 def list_bench_runs(limit: int = 50, path: Path | None = None) -> list[StoredRunSummary]:

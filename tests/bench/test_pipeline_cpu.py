@@ -51,13 +51,18 @@ def test_cpu_quick_run_covers_every_part(tmp_path):
     }
     assert result["measurements"]["collectives"]["ranks"] == 2
     assert figures["storage.sequential_read"]["measured"] > 0
-    assert figures["storage.sequential_read"]["reference"] == 3e9
+    assert figures["storage.sequential_read"]["reference"] is None
+    assert "measured only" in figures["storage.sequential_read"]["reason"]
     assert figures["burn.fluctuation.cpu"]["measured"] >= 0
     probe = result["measurements"]["probe"]
     assert probe["measured"]["loss_is_finite"]
     assert figures["probe.tokens_per_second"]["measured"] > 0
     assert probe["prediction_for_probe"]["memory"]["allocated_bytes"] > 0
-    assert result["worst_verdict"] in ("PASS", "WARN", "FAIL", "SKIPPED")
+    assert result["parts"] == dict.fromkeys(options.parts, "done")
+    assert result["worst_verdict"] == "PASS"
+    judged = [f for f in result["figures"] if f["verdict"] in ("PASS", "WARN", "FAIL")]
+    assert judged == []
+    assert figures["burn.fluctuation.cpu"]["reason"] == "CPU self-test: no reference"
 
 
 def test_model_shapes_are_measured_against_this_machines_sweep():

@@ -51,6 +51,15 @@ def test_profile_takes_spec_efficiencies():
     assert profile.to_dict()["matmul_efficiency"]["bf16"] == 0.80
 
 
+def test_an_nvls_busbw_above_the_link_gives_the_speed_model_at_most_one():
+    result = stored_result()
+    nvls = {"key": "collectives.all_reduce", "spec_ratio": 1.3, "details": {"nvls": "on"}}
+    result["figures"] = [nvls]
+    assert profile_from_result(result).intra_node_bus_bandwidth_efficiency == 1.0
+    nvls["details"]["link_efficiency"] = 0.97
+    assert profile_from_result(result).intra_node_bus_bandwidth_efficiency == 0.97
+
+
 def test_load_profile_reads_the_store(tmp_path, monkeypatch):
     monkeypatch.setenv("GPUPLAN_DATA_DIR", str(tmp_path))
     run_id = save_bench_run(stored_result())

@@ -1,4 +1,5 @@
-"""Run the `gpuplan` entry point (gpuplan.cli.app:main) in-process, as the console script does."""
+"""Run the `gpuplan` entry point in a fresh interpreter (the `cli` fixture, in-process, is in
+tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -8,27 +9,6 @@ import sys
 from collections.abc import Callable
 
 import pytest
-
-from gpuplan.cli.app import main
-
-CliRunner = Callable[..., tuple[int, str, str]]
-
-
-@pytest.fixture
-def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> CliRunner:
-    """``cli("plan", "--json")`` -> (exit code, stdout, stderr)."""
-
-    def run(*args: str) -> tuple[int, str, str]:
-        monkeypatch.setattr(sys, "argv", ["gpuplan", *args])
-        try:
-            main()
-            code = 0
-        except SystemExit as done:
-            code = done.code if isinstance(done.code, int) else 1
-        captured = capsys.readouterr()
-        return code, captured.out, captured.err
-
-    return run
 
 
 @pytest.fixture

@@ -8,6 +8,10 @@ to flush the L2 cache and ``C`` is overwritten with fresh random values; a warm-
 accelerator (30 s by default) before the first shape; then warm-up and timed iterations per
 shape, each bracketed by CUDA events. FLOPs = 2 m n k. FP8 uses ``torch._scaled_mm`` with
 unit scales (``float8_e4m3fn``). The best shape by mean time is the MAMF.
+
+Search (:func:`search_shapes`): instead of mamf-finder's brute force over up to 80^3 shapes,
+the published best shapes first, then a coarse grid, within a time budget per dtype
+(:data:`FULL_SEARCH_SECONDS`, :data:`QUICK_SEARCH_SECONDS`).
 """
 
 from __future__ import annotations
@@ -28,20 +32,50 @@ CACHE_FLUSH_BYTES = 256 * 2**20
 MATMUL_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
 
 
-def sweep_shapes(device: str, quick: bool) -> list[GemmShape]:
-    """The shapes to try.
+COARSE_GRID = (4096, 8192, 2048, 16384, 1024)
+"""Sizes of the coarse grid, each of m, n and k: the end points and powers of two of
+mamf-finder's 1024-step exhaustive search ``--m_range 0 16384 1024`` (all three dimensions),
+mid-sized first."""
 
-    On a GPU, mamf-finder's quick sweep ``--m_range 0 20480 256 --n 4096 --k 4096`` (it
-    reaches 80-90 % of the maximum in under a minute; ``quick`` takes every eighth m), plus
-    8192^3 for comparison with gpu-fryer across machines. On the CPU, small shapes.
+FULL_SEARCH_SECONDS = 90.0
+"""Search budget per dtype in the full mode, after the warm-up. mamf-finder's README times its
+1024-step exhaustive search at 15-30 min and the 256-step one that produced the published
+table at "many hours/days"; 90 s is a tenth of the shorter of those, the least of them."""
+QUICK_SEARCH_SECONDS = 15.0
+"""Search budget per dtype in quick mode: the published shapes and the largest grid points."""
+
+
+def search_shapes(device: str, quick: bool, gpu_id: str | None, dtype: str) -> list[GemmShape]:
+    """The shapes to try, most promising first: the search stops at its time budget.
+
+    On a GPU: the shape that reached this GPU's published MAMF in ``dtype`` (ml-engineering's
+    table, :data:`gpuplan.bench.references.PUBLISHED_BEST_SHAPES`), 8192^3 (gpu-fryer's fixed
+    shape, comparable across machines), the best shapes of every other GPU in the table, then
+    the coarse grid (:data:`COARSE_GRID`; quick mode: only its 4096-16384 points). On the CPU,
+    small cubes.
     """
+    from gpuplan.bench.references import best_shapes
+
     if device == "cpu":
         sizes = (128, 256) if quick else (128, 256, 512)
         return [GemmShape("sweep", size, size, size) for size in sizes]
-    step = 2048 if quick else 256
-    shapes = [GemmShape("sweep", m, 4096, 4096) for m in range(step, 20480 + 1, step)]
-    shapes.append(GemmShape("sweep", 8192, 8192, 8192))
-    return shapes
+    own, others = best_shapes(gpu_id, dtype)
+    candidates = [GemmShape("published", s.m, s.n, s.k) for s in own]
+    candidates.append(GemmShape("gpu-fryer", 8192, 8192, 8192))
+    candidates += [GemmShape("published", s.m, s.n, s.k) for s in others]
+    grid = [size for size in COARSE_GRID if not quick or size >= 4096]
+    candidates += [GemmShape("grid", m, n, k) for m in grid for n in grid for k in grid]
+    unique: dict[tuple[int, int, int], GemmShape] = {}
+    for shape in candidates:
+        unique.setdefault((shape.m, shape.n, shape.k), shape)
+    return list(unique.values())
+
+
+def search_budget_seconds(device: str, quick: bool) -> float | None:
+    """Seconds a dtype's search may take on ``device``; None (every shape) on the CPU."""
+    if device == "cpu":
+        return None
+    return QUICK_SEARCH_SECONDS if quick else FULL_SEARCH_SECONDS
 
 
 def supported_dtypes(torch: ModuleType, device: str) -> dict[str, str]:
@@ -177,14 +211,21 @@ def measure_dtype(
     warmup_iterations: int,
     iterations: int,
     warmup_seconds: float = 0.0,
+    budget_seconds: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> dict[str, Any]:
-    """Every shape of a sweep in one dtype, and the best outcomes over them."""
+    """The shapes of a search in one dtype, in order, until ``budget_seconds`` (counted after
+    the warm-up) is spent, and the best outcomes over them; at least one shape is measured."""
     flush = cache_flusher(torch, device)
     warm_up(torch, device, dtype, shapes[0], warmup_seconds)
-    results = [
-        measure_shape(torch, device, dtype, shape, warmup_iterations, iterations, flush)
-        for shape in shapes
-    ]
+    deadline = None if budget_seconds is None else clock() + budget_seconds
+    results: list[dict[str, Any]] = []
+    for shape in shapes:
+        if results and deadline is not None and clock() >= deadline:
+            break
+        results.append(
+            measure_shape(torch, device, dtype, shape, warmup_iterations, iterations, flush)
+        )
     means = [result["mean_flops_per_second"] for result in results]
     best = max(results, key=lambda result: result["mean_flops_per_second"])
     return {
@@ -193,6 +234,9 @@ def measure_dtype(
         "best_median_flops_per_second": max(r["median_flops_per_second"] for r in results),
         "best_max_flops_per_second": max(r["max_flops_per_second"] for r in results),
         "best_shape": f"{best['m']}x{best['n']}x{best['k']}",
+        "best_shape_origin": best["name"],
+        "shapes_measured": len(results),
+        "shapes_planned": len(shapes),
         "arithmetic_mean_flops_per_second": statistics.fmean(means),
         "geometric_mean_flops_per_second": math.exp(statistics.fmean(map(math.log, means))),
         "shapes": results,

@@ -9,12 +9,16 @@ the copied-bytes figure in the details.
 PCIe: nvbandwidth's method (NVIDIA/nvbandwidth): 512 MiB buffers, repeated copies, the
 median of samples; host buffers both pinned (page-locked, DMA straight from them) and
 pageable (staged through a driver buffer). The link generation and width are read from NVML
-while a transfer runs, because idle links drop to Gen1.
+while a transfer runs, because idle links drop to Gen1. With several GPUs, every GPU also copies
+from its own pinned buffer at the same time (:func:`measure_concurrent_host_to_device`): shared
+PCIe switches, root ports or a remote NUMA node show there, not in one GPU's copy.
 """
 
 from __future__ import annotations
 
 import statistics
+import time
+from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
@@ -94,3 +98,44 @@ def measure_host_transfers(
                 timer.synchronize()
             del on_host
     return results
+
+
+def measure_concurrent_host_to_device(
+    torch: ModuleType,
+    device_indices: Sequence[int],
+    buffer_bytes: int = PCIE_BUFFER_BYTES,
+    iterations: int = 8,
+) -> dict[str, Any]:
+    """Every GPU of ``device_indices`` copies ``buffer_bytes`` from its own pinned host buffer,
+    on its own stream, ``iterations`` times, all at once: total bytes / wall-clock seconds
+    from the first launch to the last stream's end (after one untimed round)."""
+    copies = []
+    for index in device_indices:
+        with torch.cuda.device(index):
+            on_device = torch.empty(buffer_bytes, dtype=torch.uint8, device=f"cuda:{index}")
+            on_host = torch.empty(buffer_bytes, dtype=torch.uint8, pin_memory=True)
+            copies.append((index, on_device, on_host, torch.cuda.Stream()))
+
+    def launch_all() -> None:
+        for index, on_device, on_host, stream in copies:
+            with torch.cuda.device(index), torch.cuda.stream(stream):
+                on_device.copy_(on_host, non_blocking=True)
+
+    def wait_all() -> None:
+        for _, _, _, stream in copies:
+            stream.synchronize()
+
+    launch_all()
+    wait_all()
+    start = time.perf_counter()
+    for _ in range(iterations):
+        launch_all()
+    wait_all()
+    seconds = time.perf_counter() - start
+    return {
+        "devices": [index for index, *_ in copies],
+        "buffer_bytes": buffer_bytes,
+        "iterations": iterations,
+        "seconds": seconds,
+        "total_bytes_per_second": len(copies) * buffer_bytes * iterations / seconds,
+    }

@@ -5,18 +5,27 @@ A Llama-style decoder (RMSNorm, rotary embeddings, grouped-query attention throu
 scenario's shapes, random weights and random tokens, and trained with AdamW at the
 scenario's precision (bf16/fp16 autocast over fp32 weights; fp8 runs as bf16), micro-batch,
 sequence length and recompute (full: every layer checkpointed; selective: the attention core).
-It runs on one GPU without parallelism: as many layers as gpuplan's memory model says fit,
-and the measured tokens/s is scaled by the layer count (the embedding and LM head are counted
-once per probed layer fraction, a slight underestimate for the full model).
+It runs on one GPU without parallelism: as many layers as gpuplan's memory model says fit;
+an out-of-memory error halves the layer count and tries again, down to one layer.
 
-Measured ``torch.cuda.max_memory_allocated`` / ``max_memory_reserved`` and tokens/s are set
-next to ``gpuplan.api.estimate`` for the same probed configuration (one GPU, the probed layer
-count), and the full scenario's prediction is reported alongside. On the CPU a tiny model
-runs, so that the pipeline is tested without a GPU.
+Memory: blocks cached by earlier parts are released and the peak statistics reset before the
+model is built (``torch.cuda.empty_cache``, ``reset_peak_memory_stats``); the bytes still
+allocated then are the baseline, and the probe's figures are the peaks above it. Measured
+``max_memory_allocated`` / ``max_memory_reserved`` and tokens/s are set next to
+``gpuplan.api.estimate`` for the same probed configuration (one GPU, the probed layer count),
+and the full scenario's prediction is reported alongside.
+
+Scaling to the full model: parameters and training FLOPs are ``fixed + per_layer x layers``
+(:class:`LayerSplit`), the fixed part being the embedding, the final norm and the output head,
+which do not grow with the layers (13 % of Llama-3-8B's parameters); the measured step time is
+scaled by the ratio of training FLOPs, not of layer counts.
+
+On the CPU a tiny model runs, so that the pipeline is tested without a GPU.
 """
 
 from __future__ import annotations
 
+import gc
 import math
 import time
 from dataclasses import asdict, dataclass, replace
@@ -72,6 +81,71 @@ TINY_CPU_CONFIG = ProbeConfig(
     micro_batch=2,
     precision="fp32",
 )
+
+
+STATE_BYTES_PER_PARAMETER = 16
+"""fp32 weights, fp32 gradients and AdamW's two moments in the parameters' dtype
+(``torch.optim.AdamW`` state ``exp_avg``, ``exp_avg_sq``): 4 + 4 + 8 bytes."""
+
+
+@dataclass(frozen=True)
+class LayerSplit:
+    """A quantity of the decoder that is ``fixed + per_layer x layers``."""
+
+    fixed: float
+    per_layer: float
+
+    def at(self, layers: int) -> float:
+        return self.fixed + self.per_layer * layers
+
+
+def parameter_split(config: ProbeConfig) -> LayerSplit:
+    """Parameters of :func:`build_decoder`: fixed = embedding ``V d`` + head ``d V`` + final norm
+    ``d``; per layer = q ``d H h`` + k, v ``2 d K h`` + o ``H h d`` + SwiGLU ``3 d F`` + two
+    norms ``2 d``."""
+    d, h = config.hidden_size, config.head_dim
+    attention = 2 * d * config.num_attention_heads * h + 2 * d * config.num_kv_heads * h
+    per_layer = attention + 3 * d * config.intermediate_size + 2 * d
+    return LayerSplit(fixed=2 * config.vocab_size * d + d, per_layer=per_layer)
+
+
+def training_flops_split(config: ProbeConfig) -> LayerSplit:
+    """Training FLOPs per token: ``3 x`` forward (forward, input and weight gradients;
+    Narayanan et al. 2021, appendix). Forward of the head ``2 d V``; of a layer ``2 x`` its
+    linear weights plus the causal attention core ``2 x (s + 1)/2 x H x 2h``
+    (``gpuplan.estimate.flops.attention_core_forward_flops_per_token``). Recompute adds one
+    forward of each layer (full) or of its attention core (selective; Korthikanti et al. 2022,
+    section 5). The embedding is a lookup and the norms are not matmuls: no FLOPs counted."""
+    d, h, heads = config.hidden_size, config.head_dim, config.num_attention_heads
+    linear_weights = 2 * d * heads * h + 2 * d * config.num_kv_heads * h
+    linear_weights += 3 * d * config.intermediate_size
+    core = 2.0 * (config.seq_len + 1) / 2 * heads * 2 * h
+    layer_forward = 2.0 * linear_weights + core
+    recompute = {"full": layer_forward, "selective": core}.get(config.recompute, 0.0)
+    return LayerSplit(
+        fixed=3 * 2.0 * d * config.vocab_size, per_layer=3 * layer_forward + recompute
+    )
+
+
+def full_model_extrapolation(
+    measured: dict[str, Any], probed: ProbeConfig, full_layers: int
+) -> dict[str, Any]:
+    """The probe's step time scaled to ``full_layers`` by training FLOPs,
+    ``t_full = t_probe x F(full) / F(probed)`` with ``F = fixed + per_layer x layers``
+    (:func:`training_flops_split`), and the full model's parameters and optimizer-state bytes
+    (:func:`parameter_split`, :data:`STATE_BYTES_PER_PARAMETER`)."""
+    flops = training_flops_split(probed)
+    parameters = parameter_split(probed)
+    step_seconds = (
+        measured["seconds_per_step"] * flops.at(full_layers) / flops.at(probed.num_layers)
+    )
+    return {
+        "scaled_seconds_per_step_full_model": step_seconds,
+        "scaled_tokens_per_second_full_model": probed.micro_batch * probed.seq_len / step_seconds,
+        "fixed_flops_share_of_probe": flops.fixed / flops.at(probed.num_layers),
+        "full_model_parameters": parameters.at(full_layers),
+        "full_model_state_bytes": STATE_BYTES_PER_PARAMETER * parameters.at(full_layers),
+    }
 
 
 def config_from_scenario(scenario: Any) -> ProbeConfig:
@@ -207,7 +281,9 @@ def build_decoder(torch: ModuleType, config: ProbeConfig) -> Any:
 def train_steps(
     torch: ModuleType, device: str, config: ProbeConfig, warmup_steps: int, steps: int
 ) -> dict[str, Any]:
-    """Warm-up then timed AdamW steps; tokens/s and the allocator's peaks."""
+    """Warm-up then timed AdamW steps; tokens/s and, on a GPU, the allocator's peaks above the
+    baseline left by earlier parts (:func:`release_cached_memory`)."""
+    baseline = release_cached_memory(torch) if device == "cuda" else None
     model = build_decoder(torch, config).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=device == "cuda")
     autocast_dtype = {"bf16": torch.bfloat16, "fp8": torch.bfloat16, "fp16": torch.float16}.get(
@@ -232,8 +308,6 @@ def train_steps(
         return float(loss.detach())
 
     synchronize = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    if device == "cuda":
-        torch.cuda.reset_peak_memory_stats()
     for _ in range(warmup_steps):
         step()
     synchronize()
@@ -250,10 +324,81 @@ def train_steps(
         "loss_is_finite": all(math.isfinite(loss) for loss in losses),
         "parameters": sum(parameter.numel() for parameter in model.parameters()),
     }
-    if device == "cuda":
-        result["max_memory_allocated_bytes"] = torch.cuda.max_memory_allocated()
-        result["max_memory_reserved_bytes"] = torch.cuda.max_memory_reserved()
+    if baseline is not None:
+        result.update(memory_above_baseline(torch, baseline))
     return result
+
+
+def release_cached_memory(torch: ModuleType) -> dict[str, int]:
+    """Free what earlier parts left cached and restart the peak statistics; the bytes still
+    allocated and reserved afterwards are the baseline the probe's peaks are measured from."""
+    gc.collect()
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()
+    return {
+        "allocated": int(torch.cuda.memory_allocated()),
+        "reserved": int(torch.cuda.memory_reserved()),
+    }
+
+
+def memory_above_baseline(torch: ModuleType, baseline: dict[str, int]) -> dict[str, int]:
+    """The probe's own peaks, ``max_memory_allocated - baseline`` (and reserved alike), with
+    the raw peaks and the baseline."""
+    allocated = int(torch.cuda.max_memory_allocated())
+    reserved = int(torch.cuda.max_memory_reserved())
+    return {
+        "max_memory_allocated_bytes": allocated - baseline["allocated"],
+        "max_memory_reserved_bytes": reserved - baseline["reserved"],
+        "raw_max_memory_allocated_bytes": allocated,
+        "raw_max_memory_reserved_bytes": reserved,
+        "baseline_allocated_bytes": baseline["allocated"],
+        "baseline_reserved_bytes": baseline["reserved"],
+    }
+
+
+class ProbeOutOfMemoryError(RuntimeError):
+    """The probe ran out of memory with every layer count down to one."""
+
+
+def is_out_of_memory(torch: ModuleType, error: BaseException) -> bool:
+    """``torch.cuda.OutOfMemoryError`` (``torch.OutOfMemoryError`` since 2.5), or an error that
+    says "out of memory" (older builds raise a plain RuntimeError)."""
+    kinds = tuple(
+        kind
+        for kind in (
+            getattr(torch.cuda, "OutOfMemoryError", None),
+            getattr(torch, "OutOfMemoryError", None),
+        )
+        if isinstance(kind, type)
+    )
+    return isinstance(error, kinds) or "out of memory" in str(error).lower()
+
+
+def train_with_fewer_layers_on_oom(
+    torch: ModuleType, device: str, config: ProbeConfig, warmup_steps: int, steps: int
+) -> tuple[ProbeConfig, dict[str, Any], list[dict[str, Any]]]:
+    """:func:`train_steps` with ``config.num_layers``, halved after each out-of-memory error
+    down to one layer: the configuration that trained, its measurements and the failed tries.
+    Raises :class:`ProbeOutOfMemoryError` when one layer does not fit either."""
+    failures: list[dict[str, Any]] = []
+    layers = config.num_layers
+    while True:
+        probed = replace(config, num_layers=layers)
+        try:
+            return probed, train_steps(torch, device, probed, warmup_steps, steps), failures
+        except Exception as error:
+            if not is_out_of_memory(torch, error):
+                raise
+            failures.append({"layers": layers, "error": f"{type(error).__name__}: {error}"})
+        if device == "cuda":
+            release_cached_memory(torch)
+        if layers == 1:
+            tried = ", ".join(str(failure["layers"]) for failure in failures)
+            raise ProbeOutOfMemoryError(
+                f"probe: out of memory with every layer count tried ({tried}): "
+                + failures[-1]["error"].splitlines()[0]
+            )
+        layers = max(1, layers // 2)
 
 
 def _prediction(scenario: Any, gpu: str | None) -> dict[str, Any] | None:
@@ -288,22 +433,27 @@ def run_probe(
     if scenario.job.method != "full":
         notes.append(f"method {scenario.job.method} probed as full training")
     if device == "cpu":
-        probed = replace(TINY_CPU_CONFIG, recompute=full.recompute)
+        planned = replace(TINY_CPU_CONFIG, recompute=full.recompute)
         notes.append("CPU: a tiny model stands in for the scenario's")
     else:
+        release_cached_memory(torch)
         free_bytes, _ = torch.cuda.mem_get_info()
         layers = layers_that_fit(full, gpu_id, free_bytes) if gpu_id else full.num_layers
-        probed = replace(full, num_layers=layers)
-    measured = train_steps(torch, device, probed, warmup_steps, steps)
-    layer_fraction = probed.num_layers / full.num_layers if device == "cuda" else None
-    if layer_fraction is not None:
-        measured["scaled_tokens_per_second_full_model"] = (
-            measured["tokens_per_second"] * layer_fraction
+        planned = replace(full, num_layers=layers)
+    probed, measured, failures = train_with_fewer_layers_on_oom(
+        torch, device, planned, warmup_steps, steps
+    )
+    if failures:
+        notes.append(
+            f"out of memory with {failures[0]['layers']} layers; trained {probed.num_layers}"
         )
+    if device == "cuda":
+        measured.update(full_model_extrapolation(measured, probed, full.num_layers))
     return {
         "scenario_model": scenario.job.model.name,
         "probed_config": asdict(probed),
         "full_layers": full.num_layers,
+        "out_of_memory_retries": failures,
         "measured": measured,
         "prediction_for_probe": _prediction(single_gpu_scenario(probed, gpu_id), gpu_id)
         if gpu_id

@@ -51,6 +51,8 @@ def profile_from_result(result: Mapping[str, Any], run_id: int = 0) -> Calibrati
         if ratio is None:
             continue
         key = figure["key"]
+        if key.startswith("collectives."):
+            ratio = min(1.0, figure.get("details", {}).get("link_efficiency", ratio))
         if key.startswith("matmul.") and key.count(".") == 1:
             matmul[key.split(".", 1)[1]] = ratio
         else:

@@ -3,7 +3,8 @@
 Every figure carries three numbers, as the DCGM, Azure NHC and ClusterMAX health checks do:
 ``measured``, ``spec`` (the catalog's data-sheet peak) and ``reference`` (a published
 achievable value, an advertised claim, or gpuplan's own prediction), with both ratios. The
-verdict is PASS, WARN, FAIL or SKIPPED; a SKIPPED figure always says why.
+verdict is PASS, WARN, FAIL or SKIPPED; a SKIPPED figure always says why. A part that raised
+leaves one ERROR figure carrying the exception's one-line message.
 
 Default thresholds follow the conventions the reference tools write down: DCGM's diag-skus
 treat below 0.75 x a measured reference as broken; nccl-tests' ``NCCL_TESTS_MIN_BW`` gate fails
@@ -19,8 +20,10 @@ from typing import Any
 
 from gpuplan.errors import InputError
 
-PASS, WARN, FAIL, SKIPPED = "PASS", "WARN", "FAIL", "SKIPPED"
-SEVERITY = {SKIPPED: 0, PASS: 1, WARN: 2, FAIL: 3}
+PASS, WARN, FAIL, SKIPPED, ERROR = "PASS", "WARN", "FAIL", "SKIPPED", "ERROR"
+SEVERITY = {SKIPPED: 0, PASS: 1, WARN: 2, FAIL: 3, ERROR: 4}
+FAILING = frozenset({FAIL, ERROR})
+"""Verdicts that make ``gpuplan bench`` exit 1: a figure below its floor, or a part that broke."""
 
 AT_LEAST = "at_least"
 """PASS when measured >= pass_at x basis; the basis is the figure's reference."""
@@ -52,8 +55,16 @@ DEFAULT_THRESHOLDS: dict[str, Threshold] = {
         AT_LEAST,
         0.90,
         0.75,
-        "within 10 % of the published MAMF is healthy; below 0.75 x a measured reference is "
-        "DCGM's floor for a broken GPU",
+        "full search (published best shapes + coarse grid): within 10 % of the published MAMF "
+        "is healthy; below 0.75 x a measured reference is DCGM's floor for a broken GPU",
+    ),
+    "matmul_quick": Threshold(
+        AT_LEAST,
+        0.85,
+        0.75,
+        "quick search: mamf-finder's README says a quick run reaches 80-90 % of the maximum; "
+        "gpuplan's quick search starts at the published best shape, so below the middle of "
+        "that band warns; below 0.75 is DCGM's floor",
     ),
     "matmul_model_shapes": Threshold(
         AT_LEAST,
@@ -66,14 +77,15 @@ DEFAULT_THRESHOLDS: dict[str, Threshold] = {
         AT_LEAST,
         0.90,
         0.75,
-        "reference is DCGM's memory_bandwidth floor / 0.75; below the floor itself is broken",
+        "reference is a published STREAM-like copy/read rate (Azure AI-benchmarking-guide) or "
+        "0.80 x spec; 0.75 x a measured reference is DCGM's floor for a broken GPU",
     ),
     "pcie": Threshold(
         AT_LEAST,
         0.90,
         0.75,
-        "reference is 88 % of the negotiated link rate (8xH200 Gen5 x16: 55.4 of 63 GB/s, "
-        "ml-engineering)",
+        "pinned copies; reference is 88 % (H2D) / 87 % (D2H) of the link's maximum line rate "
+        "(8xH200 Gen5 x16: 55.4 / 55.1 of 63 GB/s, ml-engineering)",
     ),
     "collective_intra_node": Threshold(
         AT_LEAST,
@@ -91,7 +103,8 @@ DEFAULT_THRESHOLDS: dict[str, Threshold] = {
         AT_LEAST,
         1.00,
         0.75,
-        "reference is the advertised throughput (seed: NVMe >= 3 GB/s); below it the claim fails",
+        "reference is the advertised throughput (--storage-claim or the offer); below it the "
+        "claim fails",
     ),
     "fluctuation": Threshold(
         AT_MOST,
@@ -112,6 +125,14 @@ DEFAULT_THRESHOLDS: dict[str, Threshold] = {
         0.05,
         "share of samples with HW slowdown, thermal or power-brake throttling (Azure NHC warns "
         "on anything but idle and SW power cap)",
+    ),
+    "health_findings": Threshold(
+        AT_MOST,
+        0.0,
+        1e9,
+        "faults the driver reports without a measurement (clocks locked below the maximum, a "
+        "lowered power limit, a slot below the GPU's PCIe generation, pending or failed row "
+        "remaps): Azure NHC azure_gpu_app_clocks.nhc warns on them; a WARN, never a FAIL",
     ),
     "ecc": Threshold(
         AT_MOST,
@@ -178,6 +199,8 @@ class Figure:
     reference_source: str = ""
     skip_reason: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+    error: str = ""
+    """The one-line exception of a part that could not finish; the verdict is then ERROR."""
 
 
 @dataclass(frozen=True)
@@ -196,6 +219,8 @@ def _ratio(measured: float | None, basis: float | None) -> float | None:
 def judge(figure: Figure, threshold: Threshold) -> Verdict:
     """The verdict of one figure under one threshold, with the reason in words."""
     rule = threshold.describe()
+    if figure.error:
+        return Verdict(ERROR, rule, figure.error)
     if figure.skip_reason:
         return Verdict(SKIPPED, rule, figure.skip_reason)
     if figure.measured is None:
@@ -248,5 +273,5 @@ def figure_to_dict(figure: Figure, thresholds: Mapping[str, Threshold]) -> dict[
 
 
 def worst_verdict(statuses: Iterable[str]) -> str:
-    """FAIL over WARN over PASS over SKIPPED; SKIPPED when nothing was judged."""
+    """ERROR over FAIL over WARN over PASS over SKIPPED; SKIPPED when nothing was judged."""
     return max(statuses, key=SEVERITY.__getitem__, default=SKIPPED)

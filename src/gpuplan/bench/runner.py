@@ -1,10 +1,18 @@
-"""The bench pipeline: run the chosen measurements, turn them into judged figures, store them."""
+"""The bench pipeline: run the chosen measurements, turn them into judged figures, store them.
+
+Each part runs isolated (:func:`run_part`): an exception in one leaves an ERROR figure with its
+one-line message and the next part runs. With a recorder (``run_bench(..., store=True)``) the
+run row is created first and rewritten after every part in one SQLite transaction, so a crash
+or Ctrl-C keeps the parts already done. On the CPU the run is a self-test of the installation:
+figures are measured and shown without verdicts, and it passes when every part ran.
+"""
 
 from __future__ import annotations
 
-import tempfile
+import contextlib
+import shutil
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -13,6 +21,8 @@ from gpuplan.bench import references
 from gpuplan.bench.environment import METHOD_VERSION, load_nvml, provenance, require_torch
 from gpuplan.bench.report import (
     DEFAULT_THRESHOLDS,
+    ERROR,
+    PASS,
     Figure,
     Threshold,
     figure_to_dict,
@@ -20,8 +30,23 @@ from gpuplan.bench.report import (
 )
 
 PARTS = ("matmul", "memory", "collectives", "storage", "burn", "probe")
-DEFAULT_STORAGE_CLAIM = 3e9
-"""The seed's NVMe promise, 3 GB/s, until the offer says otherwise."""
+PART_CATEGORY = {
+    "matmul": "matmul",
+    "memory": "hbm",
+    "collectives": "collective_intra_node",
+    "storage": "storage",
+    "burn": "fluctuation",
+    "probe": "probe_throughput",
+}
+"""The category an ERROR figure of each part is filed under (its main figure's)."""
+CPU_SELF_TEST_REASON = "CPU self-test: no reference"
+ERROR_MESSAGE_CHARACTERS = 300
+STORAGE_MAX_BYTES = 16 * 2**30
+"""The full-mode storage test size: larger than any page cache share fio-scan leaves warm."""
+STORAGE_QUICK_BYTES = 2 * 2**30
+STORAGE_CPU_BYTES = 64 * 2**20
+STORAGE_FREE_SHARE = 0.10
+"""The test never writes more than this share of the directory's free space."""
 
 
 @dataclass
@@ -33,7 +58,7 @@ class BenchOptions:
     parts: tuple[str, ...] = ("matmul", "memory", "collectives", "storage", "burn")
     storage_directory: Path | None = None
     storage_bytes: int | None = None
-    storage_claim: float = DEFAULT_STORAGE_CLAIM
+    storage_claim: float | None = None
     burn_seconds: float | None = None
     shapes_scenario: Any = None
     probe_scenario: Any = None
@@ -81,120 +106,305 @@ def _no_spec_reason(context: RunContext) -> str:
 
 def measure_matmul(context: RunContext) -> None:
     from gpuplan.bench import matmul
-    from gpuplan.bench.gemm_shapes import scenario_gemms
-    from gpuplan.hardware.gpu import MissingPeakError
 
     options, torch = context.options, context.torch
-    shapes = matmul.sweep_shapes(options.device, options.quick)
     on_gpu = options.device == "cuda"
     warmup_iterations, iterations = (50, 100) if on_gpu and not options.quick else (5, 10)
     if not on_gpu:
         warmup_iterations, iterations = 1, 3
     warmup_seconds = (5.0 if options.quick else 30.0) if on_gpu else 0.0
+    budget = matmul.search_budget_seconds(options.device, options.quick)
+    category = "matmul_quick" if on_gpu and options.quick else "matmul"
     results: dict[str, Any] = {}
+    context.measurements["matmul"] = results
     for dtype, skip in matmul.supported_dtypes(torch, options.device).items():
-        spec = None
-        if context.gpu_spec is not None:
-            try:
-                spec = (
-                    context.gpu_spec.peak(dtype)
-                    if dtype != "fp8" or context.gpu_spec.has_fp8
-                    else None
-                )
-            except MissingPeakError:
-                spec = None
-        reference = references.matmul_reference(context.gpu_id, dtype)
         if skip:
             context.figures.append(
                 Figure(
-                    f"matmul.{dtype}", f"matmul {dtype}", "matmul", "FLOP/s", None, skip_reason=skip
+                    f"matmul.{dtype}", f"matmul {dtype}", category, "FLOP/s", None, skip_reason=skip
                 )
             )
             continue
-        context.progress(f"matmul {dtype}: {len(shapes)} shapes")
+        shapes = matmul.search_shapes(options.device, options.quick, context.gpu_id, dtype)
+        context.progress(f"matmul {dtype}: up to {len(shapes)} shapes")
         result = matmul.measure_dtype(
-            torch, options.device, dtype, shapes, warmup_iterations, iterations, warmup_seconds
+            torch,
+            options.device,
+            dtype,
+            shapes,
+            warmup_iterations,
+            iterations,
+            warmup_seconds,
+            budget,
         )
         warmup_seconds = 0.0
         results[dtype] = result
+        context.figures.append(matmul_figure(context, dtype, category, result, budget))
+    if on_gpu and torch.cuda.device_count() > 1:
+        _measure_other_gpus(context, results, category, warmup_iterations, iterations)
+    _measure_model_shapes(context, results, warmup_iterations, iterations)
+
+
+def _measure_other_gpus(
+    context: RunContext,
+    results: dict[str, Any],
+    category: str,
+    warmup_iterations: int,
+    iterations: int,
+) -> None:
+    """GPU 0's best shape of each dtype on every other GPU, held to the same MAMF: the search
+    once, its winner everywhere (seconds per GPU instead of the search's minutes)."""
+    from gpuplan.bench import matmul
+    from gpuplan.bench.gemm_shapes import GemmShape
+
+    torch = context.torch
+    others = list(range(1, torch.cuda.device_count()))
+    context.progress(f"matmul best shapes on GPUs 1-{others[-1]}")
+    per_gpu: dict[int, dict[str, Any]] = {}
+    results["other_gpus"] = per_gpu
+
+    def measure_one(index: int) -> None:
+        per_gpu[index] = {}
+        with torch.cuda.device(index):
+            flush = matmul.cache_flusher(torch, "cuda")
+            for dtype, result in list(results.items()):
+                if dtype == "other_gpus":
+                    continue
+                m, n, k = (int(size) for size in result["best_shape"].split("x"))
+                shape = GemmShape("gpu0-best", m, n, k)
+                measured = matmul.measure_shape(
+                    torch, "cuda", dtype, shape, warmup_iterations, iterations, flush
+                )
+                per_gpu[index][dtype] = measured
+                figure = matmul_figure(
+                    context,
+                    dtype,
+                    category,
+                    {
+                        **result,
+                        "best_mean_flops_per_second": measured["mean_flops_per_second"],
+                        "best_shape_origin": "GPU 0's search",
+                        "shapes_measured": 1,
+                        "shapes_planned": 1,
+                    },
+                    None,
+                )
+                figure.key = f"matmul.{dtype}.cuda:{index}"
+                figure.label = f"matmul {dtype} GPU {index} (GPU 0's best, {result['best_shape']})"
+                context.figures.append(figure)
+
+    on_each_gpu(context, "matmul", others, measure_one)
+
+
+def _matmul_spec(context: RunContext, dtype: str) -> float | None:
+    from gpuplan.hardware.gpu import MissingPeakError
+
+    gpu = context.gpu_spec
+    if gpu is None or (dtype == "fp8" and not gpu.has_fp8):
+        return None
+    try:
+        return float(gpu.peak(dtype))
+    except MissingPeakError:
+        return None
+
+
+def matmul_figure(
+    context: RunContext, dtype: str, category: str, result: dict[str, Any], budget: float | None
+) -> Figure:
+    """The best mean FLOP/s of one dtype's search, held to the published MAMF."""
+    spec = _matmul_spec(context, dtype)
+    reference = references.matmul_reference(context.gpu_id, dtype)
+    measured, planned = result["shapes_measured"], result["shapes_planned"]
+    within = f" in {budget:.0f} s" if budget is not None else ""
+    return Figure(
+        f"matmul.{dtype}",
+        f"matmul {dtype} (best of {measured}/{planned} shapes{within}, {result['best_shape']})",
+        category,
+        "FLOP/s",
+        result["best_mean_flops_per_second"],
+        spec=spec,
+        spec_source=context.spec_source(f"peak_flops.{dtype}") if spec else "",
+        reference=reference.value if reference else None,
+        reference_source=reference.source if reference else "",
+        skip_reason="" if reference or spec else _no_spec_reason(context),
+        details={
+            "best_shape": result["best_shape"],
+            "best_shape_origin": result["best_shape_origin"],
+            "shapes_measured": measured,
+            "shapes_planned": planned,
+            "budget_seconds": budget,
+        },
+    )
+
+
+def _measure_model_shapes(
+    context: RunContext, results: dict[str, Any], warmup_iterations: int, iterations: int
+) -> None:
+    from gpuplan.bench import matmul
+    from gpuplan.bench.gemm_shapes import scenario_gemms
+
+    options, torch = context.options, context.torch
+    on_gpu = options.device == "cuda"
+    if options.shapes_scenario is None:
+        return
+    from gpuplan.scenario import parse_scenario
+
+    scenario = parse_scenario(options.shapes_scenario)
+    dtype = {"bf16": "bf16", "fp16": "fp16", "fp32": "tf32" if on_gpu else "fp32"}.get(
+        scenario.job.precision, "bf16"
+    )
+    if dtype not in results:
+        dtype = "fp32"
+    best = results.get(dtype, {}).get("best_mean_flops_per_second")
+    model_shapes = scenario_gemms(scenario)
+    model_peak = _matmul_spec(context, dtype)
+    context.progress(f"matmul model shapes: {len(model_shapes)} GEMMs in {dtype}")
+    flush = matmul.cache_flusher(torch, options.device)
+    measured_shapes = []
+    for shape in model_shapes:
+        measured = matmul.measure_shape(
+            torch, options.device, dtype, shape, warmup_iterations, iterations, flush
+        )
+        measured_shapes.append(measured)
         context.figures.append(
             Figure(
-                f"matmul.{dtype}",
-                f"matmul {dtype} (best of {len(shapes)} shapes, {result['best_shape']})",
-                "matmul",
+                f"matmul_model.{shape.name}.{shape.pass_name}",
+                f"model GEMM {shape.label()} {dtype}",
+                "matmul_model_shapes",
                 "FLOP/s",
-                result["best_mean_flops_per_second"],
-                spec=spec,
-                spec_source=context.spec_source(f"peak_flops.{dtype}") if spec else "",
-                reference=reference.value if reference else None,
-                reference_source=reference.source if reference else "",
-                skip_reason="" if reference or spec else _no_spec_reason(context),
-                details={"best_shape": result["best_shape"]},
+                measured["mean_flops_per_second"],
+                spec=model_peak,
+                reference=best,
+                reference_source="this run's best sweep shape (the machine's MAMF)",
             )
         )
-    if options.shapes_scenario is not None:
-        from gpuplan.scenario import parse_scenario
-
-        scenario = parse_scenario(options.shapes_scenario)
-        dtype = {"bf16": "bf16", "fp16": "fp16", "fp32": "tf32" if on_gpu else "fp32"}.get(
-            scenario.job.precision, "bf16"
-        )
-        if dtype not in results:
-            dtype = "fp32"
-        best = results.get(dtype, {}).get("best_mean_flops_per_second")
-        model_shapes = scenario_gemms(scenario)
-        model_peak = None
-        if context.gpu_spec is not None:
-            try:
-                model_peak = context.gpu_spec.peak(dtype)
-            except MissingPeakError:
-                model_peak = None
-        context.progress(f"matmul model shapes: {len(model_shapes)} GEMMs in {dtype}")
-        flush = matmul.cache_flusher(torch, options.device)
-        measured_shapes = []
-        for shape in model_shapes:
-            measured = matmul.measure_shape(
-                torch, options.device, dtype, shape, warmup_iterations, iterations, flush
-            )
-            measured_shapes.append(measured)
-            context.figures.append(
-                Figure(
-                    f"matmul_model.{shape.name}.{shape.pass_name}",
-                    f"model GEMM {shape.label()} {dtype}",
-                    "matmul_model_shapes",
-                    "FLOP/s",
-                    measured["mean_flops_per_second"],
-                    spec=model_peak,
-                    reference=best,
-                    reference_source="this run's best sweep shape (the machine's MAMF)",
-                )
-            )
-        results["model_shapes"] = {"dtype": dtype, "shapes": measured_shapes}
-    context.measurements["matmul"] = results
+    results["model_shapes"] = {"dtype": dtype, "shapes": measured_shapes}
 
 
 def measure_memory(context: RunContext) -> None:
-    from gpuplan.bench.memory_bandwidth import measure_device_memory, measure_host_transfers
+    from gpuplan.bench.memory_bandwidth import (
+        measure_concurrent_host_to_device,
+        measure_device_memory,
+        measure_host_transfers,
+    )
 
     options, torch = context.options, context.torch
     context.progress("device memory bandwidth")
     buffer = 256 * 2**20 if options.quick and options.device == "cuda" else None
     device_memory = measure_device_memory(torch, options.device, buffer)
     context.measurements["memory"] = {"device": device_memory}
+    context.figures += hbm_figures(context, device_memory)
+    if options.device != "cuda":
+        context.figures += [
+            Figure(
+                f"pcie.{name}",
+                name.replace("_", " "),
+                "pcie",
+                "bytes/s",
+                None,
+                skip_reason="no GPU: host-device transfers need CUDA",
+            )
+            for name in PCIE_COPIES
+        ]
+        return
+    context.progress("host-device (PCIe) bandwidth")
+    pcie_buffer = 128 * 2**20 if options.quick else 512 * 2**20
+    transfers = measure_host_transfers(torch, 0, pcie_buffer, nvml=context.nvml)
+    context.measurements["memory"]["host_transfers"] = transfers
+    context.figures += pcie_figures(transfers, device_index=0)
+    others = list(range(1, torch.cuda.device_count()))
+    if not others:
+        return
+    every_gpu: dict[int, dict[str, Any]] = {0: {"device": device_memory, "host": transfers}}
+    context.measurements["memory"]["every_gpu"] = every_gpu
+
+    def measure_one(index: int) -> None:
+        with torch.cuda.device(index):
+            memory = measure_device_memory(torch, "cuda", buffer)
+        every_gpu[index] = {"device": memory}
+        context.figures += hbm_figures(context, memory, index)
+        host = measure_host_transfers(torch, index, pcie_buffer, nvml=context.nvml)
+        every_gpu[index]["host"] = host
+        context.figures += pcie_figures(host, index)
+
+    context.progress(f"memory and PCIe on GPUs 1-{others[-1]}")
+    on_each_gpu(context, "memory", others, measure_one)
+    healthy = [index for index, measured in every_gpu.items() if "host" in measured]
+    solo = [every_gpu[index]["host"]["host_to_device_pinned_bytes_per_second"] for index in healthy]
+    concurrent = measure_concurrent_host_to_device(torch, healthy, pcie_buffer)
+    context.measurements["memory"]["concurrent_host_to_device"] = concurrent
+    context.figures.append(concurrent_figure(concurrent, sum(solo)))
+
+
+def on_each_gpu(
+    context: RunContext, part: str, indices: list[int], measure: Callable[[int], None]
+) -> None:
+    """``measure(index)`` for each GPU, each isolated: a GPU that raises leaves an ERROR figure
+    ``PART.error.cuda:INDEX`` and the next GPU is measured."""
+    for index in indices:
+        try:
+            measure(index)
+        except Exception as error:
+            figure = error_figure(part, error)
+            figure.key = f"{part}.error.cuda:{index}"
+            figure.label = f"{part} on GPU {index}: did not finish"
+            figure.error = f"{part} on GPU {index} did not finish: {one_line(error)}"
+            context.figures.append(figure)
+            _release_device_memory(context.torch, context.options.device)
+
+
+def concurrent_figure(concurrent: dict[str, Any], solo_sum: float) -> Figure:
+    """All GPUs' pinned host-to-device copies at once, shown beside the sum of their solo rates;
+    measured only: no published measurement of concurrent copies to hold it to."""
+    devices = len(concurrent["devices"])
+    measured = concurrent["total_bytes_per_second"]
+    share = measured / solo_sum if solo_sum else None
+    return Figure(
+        "pcie.host_to_device_pinned.all_gpus",
+        f"host to device pinned, {devices} GPUs at once (total)",
+        "pcie",
+        "bytes/s",
+        measured,
+        skip_reason="no published measurement of concurrent host-device copies: measured only"
+        + (f" ({share:.0%} of the sum of the solo rates)" if share else ""),
+        details={"sum_of_solo_bytes_per_second": solo_sum, "share_of_solo_sum": share},
+    )
+
+
+PCIE_COPIES = tuple(
+    f"{direction}_{kind}"
+    for direction in ("host_to_device", "device_to_host")
+    for kind in ("pinned", "pageable")
+)
+
+
+def hbm_figures(
+    context: RunContext, device_memory: dict[str, Any], device_index: int = 0
+) -> list[Figure]:
+    """Copy traffic and read rate, each held to the published rate of the same kind; GPU 0's
+    keys carry no device suffix."""
     spec = context.gpu_spec.memory_bandwidth if context.gpu_spec is not None else None
-    reference = references.hbm_reference(context.gpu_id)
-    for key, label, value in (
+    floor = references.DCGM_FLOOR.get(context.gpu_id or "")
+    figures = []
+    for key, label, value, kind in (
         (
             "memory.device_copy",
             "device memory copy (read + write traffic)",
             device_memory["copy_traffic_bytes_per_second"],
+            "copy",
         ),
-        ("memory.device_read", "device memory read", device_memory["read_bytes_per_second"]),
+        (
+            "memory.device_read",
+            "device memory read",
+            device_memory["read_bytes_per_second"],
+            "read",
+        ),
     ):
-        context.figures.append(
+        reference = references.hbm_reference(context.gpu_id, kind)
+        figures.append(
             Figure(
-                key,
-                label,
+                key if device_index == 0 else f"{key}.cuda:{device_index}",
+                label if device_index == 0 else f"{label}, GPU {device_index}",
                 "hbm",
                 "bytes/s",
                 value,
@@ -203,53 +413,51 @@ def measure_memory(context: RunContext) -> None:
                 reference=reference.value if reference else None,
                 reference_source=reference.source if reference else "",
                 skip_reason="" if reference or spec else _no_spec_reason(context),
-                details={"buffer_bytes": device_memory["buffer_bytes"]},
+                details={
+                    "buffer_bytes": device_memory["buffer_bytes"],
+                    "dcgm_floor_bytes_per_second": floor,
+                    "dcgm_floor_source": references.DCGM_SOURCE if floor else "",
+                },
             )
         )
-    names = [
-        f"{direction}_{kind}"
-        for direction in ("host_to_device", "device_to_host")
-        for kind in ("pinned", "pageable")
-    ]
-    if options.device != "cuda":
-        for name in names:
-            context.figures.append(
-                Figure(
-                    f"pcie.{name}",
-                    name.replace("_", " "),
-                    "pcie",
-                    "bytes/s",
-                    None,
-                    skip_reason="no GPU: host-device transfers need CUDA",
-                )
-            )
-        return
-    context.progress("host-device (PCIe) bandwidth")
-    transfers = measure_host_transfers(
-        torch, 0, 128 * 2**20 if options.quick else 512 * 2**20, nvml=context.nvml
-    )
-    context.measurements["memory"]["host_transfers"] = transfers
+    return figures
+
+
+def pcie_figures(transfers: dict[str, Any], device_index: int) -> list[Figure]:
+    """Four host-device copies of one GPU: pinned ones held to the link's maximum line rate,
+    pageable ones measured only (:func:`gpuplan.bench.references.pcie_reference`)."""
     link = transfers.get("pcie_link") or {}
-    generation, width = link.get("generation"), link.get("width")
-    link_rate = (
-        references.pcie_link_bytes_per_second(generation, width) if generation and width else None
-    )
-    for name in names:
-        context.figures.append(
+    figures = []
+    for name in PCIE_COPIES:
+        direction, _, kind = name.rpartition("_")
+        reference, line_rate, link_note = references.pcie_reference(direction, kind, link)
+        if not link:
+            skip = "PCIe link unknown (NVML unavailable)"
+        elif kind == "pageable":
+            skip = references.PAGEABLE_NO_REFERENCE
+        elif reference is None:
+            skip = f"PCIe link {link_note}: no line rate for it"
+        else:
+            skip = ""
+        degraded = " DEGRADED LINK" if references.link_is_degraded(link) else ""
+        figures.append(
             Figure(
-                f"pcie.{name}",
-                f"{name.replace('_', ' ')} (GPU 0, Gen{generation} x{width})",
+                f"pcie.{name}" if device_index == 0 else f"pcie.{name}.cuda:{device_index}",
+                f"{name.replace('_', ' ')} (GPU {device_index}, {link_note}{degraded})",
                 "pcie",
                 "bytes/s",
                 transfers[f"{name}_bytes_per_second"],
-                spec=link_rate,
-                spec_source="PCIe link rate from NVML generation and width" if link_rate else "",
-                reference=references.PCIE_EFFICIENCY * link_rate if link_rate else None,
-                reference_source=references.PCIE_SOURCE if link_rate else "",
-                skip_reason="" if link_rate else "PCIe link unknown (NVML unavailable)",
-                details={"pcie_link": link},
+                spec=line_rate,
+                spec_source="PCIe line rate of the link's maximum generation and width (NVML)"
+                if line_rate
+                else "",
+                reference=reference.value if reference else None,
+                reference_source=reference.source if reference else "",
+                skip_reason=skip,
+                details={"pcie_link": link, "link": link_note},
             )
         )
+    return figures
 
 
 def measure_collectives(context: RunContext) -> None:
@@ -289,84 +497,67 @@ def measure_collectives(context: RunContext) -> None:
 
 
 def add_collective_figures(figures: list[Figure], table: dict[str, Any], gpu_spec: Any) -> None:
-    """One figure per collective: bus bandwidth at the largest payload, inside or across nodes."""
-    from gpuplan.bench.collectives import per_gpu_network_rate, summary
+    """One figure per collective (:func:`gpuplan.bench.collectives.add_collective_figures`)."""
+    from gpuplan.bench.collectives import add_collective_figures as add_figures
 
-    nodes, ranks = table["nodes"], table["ranks"]
-    gpu_id = gpu_spec.id if gpu_spec is not None else None
-    for name, row in summary(table).items():
-        busbw = row["bus_bandwidth_bytes_per_second"]
-        label = f"{name} busbw at {row['size_bytes'] / 2**20:.0f} MiB, {ranks} ranks"
-        if nodes > 1:
-            from gpuplan.hardware.cluster import INTER_NODE_NETWORKS
+    add_figures(figures, table, gpu_spec)
 
-            line_rate = INTER_NODE_NETWORKS["ib-ndr-400g"][1]
-            figures.append(
-                Figure(
-                    f"collectives.{name}.inter_node",
-                    label + f" on {nodes} nodes (per-GPU NIC rate)",
-                    "collective_inter_node",
-                    "bytes/s",
-                    per_gpu_network_rate(busbw, nodes, ranks),
-                    spec=line_rate,
-                    spec_source="400G InfiniBand per GPU (ib-ndr-400g)",
-                    reference=references.LINK_EFFICIENCY * line_rate,
-                    reference_source=references.LINK_RULE_SOURCE,
-                    details={"bus_bandwidth_bytes_per_second": busbw, "row": row},
-                )
-            )
-            continue
-        link = (
-            gpu_spec.intra_node_bandwidth
-            if gpu_spec is not None and table["backend"] == "nccl"
-            else None
-        )
-        reference = (
-            references.intra_node_collective_reference(gpu_id, name, link, ranks) if link else None
-        )
-        figures.append(
-            Figure(
-                f"collectives.{name}",
-                label,
-                "collective_intra_node",
-                "bytes/s",
-                busbw,
-                spec=link,
-                spec_source=f"gpuplan catalog {gpu_id}: intra-node link, one direction"
-                if link
-                else "",
-                reference=reference.value if reference else None,
-                reference_source=reference.source if reference else "",
-                skip_reason=""
-                if reference
-                else f"{table['backend']} on this machine has no published reference",
-                details={"row": row},
-            )
-        )
+
+def storage_directory(options: BenchOptions) -> Path:
+    """``--storage-dir``, else the working directory: not /tmp, which rented machines often
+    mount as tmpfs (RAM), while ml-engineering's fio-scan runs on the mount under test."""
+    return options.storage_directory or Path.cwd()
+
+
+def storage_test_bytes(options: BenchOptions, free_bytes: int) -> int:
+    """``--storage-size``, else 16 GiB (quick 2 GiB, CPU 64 MiB), never more than
+    :data:`STORAGE_FREE_SHARE` of the free space."""
+    if options.storage_bytes:
+        wanted = options.storage_bytes
+    elif options.device == "cpu":
+        wanted = STORAGE_CPU_BYTES
+    else:
+        wanted = STORAGE_QUICK_BYTES if options.quick else STORAGE_MAX_BYTES
+    return max(1, min(wanted, int(STORAGE_FREE_SHARE * free_bytes)))
 
 
 def measure_storage(context: RunContext) -> None:
+    from gpuplan.bench.storage import file_system_type
     from gpuplan.bench.storage import measure_storage as run_storage
 
     options = context.options
-    directory = options.storage_directory or Path(tempfile.gettempdir())
-    size = options.storage_bytes or (
-        64 * 2**20 if options.device == "cpu" else (2 * 2**30 if options.quick else 16 * 2**30)
+    directory = storage_directory(options)
+    free = shutil.disk_usage(directory).free
+    size = storage_test_bytes(options, free)
+    file_system = file_system_type(directory)
+    context.progress(
+        f"storage: {size / 2**30:.2f} GiB in {directory} ({file_system or 'unknown'} file system)"
     )
-    context.progress(f"storage: {size / 2**30:.2f} GiB in {directory}")
     result = run_storage(directory, size)
+    result["free_bytes_before"] = free
+    result["file_system"] = file_system
     context.measurements["storage"] = result
+    claim = options.storage_claim
     for mode in ("read", "write"):
         context.figures.append(
             Figure(
                 f"storage.sequential_{mode}",
-                f"sequential {mode}, {result['tool']}, direct IO {'on' if result['direct_io'] else 'off'}",
+                f"sequential {mode} of {result['size_bytes'] / 2**30:.2f} GiB in "
+                f"{result['directory']}, {result['tool']}, "
+                f"direct IO {'on' if result['direct_io'] else 'off'}",
                 "storage",
                 "bytes/s",
                 result[f"{mode}_bytes_per_second"],
-                reference=options.storage_claim,
-                reference_source="advertised storage throughput (--storage-claim)",
-                details={"directory": result["directory"], "size_bytes": result["size_bytes"]},
+                reference=claim,
+                reference_source="advertised storage throughput (--storage-claim)" if claim else "",
+                skip_reason=""
+                if claim
+                else "no advertised throughput (--storage-claim): measured only",
+                details={
+                    "directory": result["directory"],
+                    "size_bytes": result["size_bytes"],
+                    "file_system": file_system,
+                },
             )
         )
 
@@ -387,6 +578,19 @@ def measure_burn(context: RunContext) -> None:
     context.measurements["burn"] = result
     for entry in result["devices"]:
         device = entry["device"]
+        if entry.get("error"):
+            context.figures.append(
+                Figure(
+                    f"burn.error.{device}",
+                    f"burn on {device}: did not finish",
+                    "fluctuation",
+                    "",
+                    None,
+                    error=f"burn on {device} did not finish: {entry['error']}",
+                    details={"message": entry["error"]},
+                )
+            )
+            continue
         context.figures.append(
             Figure(
                 f"burn.fluctuation.{device}",
@@ -509,20 +713,55 @@ MEASUREMENTS: dict[str, Callable[[RunContext], None]] = {
 }
 
 
+def health_figures(header: Mapping[str, Any]) -> list[Figure]:
+    """One figure per GPU counting the faults its NVML record shows (``findings``), with the
+    NVML calls that failed for it in the details."""
+    figures = []
+    for gpu in header.get("gpus", []):
+        if "findings" not in gpu:
+            continue
+        findings, errors = gpu.get("findings") or [], gpu.get("errors") or []
+        index = gpu.get("torch_index", gpu.get("index"))
+        label = "; ".join(findings) if findings else "none"
+        figures.append(
+            Figure(
+                f"health.findings.cuda:{index}",
+                f"driver-reported faults cuda:{index}: {label}",
+                "health_findings",
+                "count",
+                float(len(findings)),
+                details={"findings": findings, "nvml_errors": errors},
+            )
+        )
+    return figures
+
+
 def assemble_result(
     header: dict[str, Any],
     gpu_id: str | None,
     figures: list[Figure],
     measurements: dict[str, Any],
     thresholds: Mapping[str, Threshold],
+    parts: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    judged = [figure_to_dict(figure, thresholds) for figure in figures]
+    """The JSON-able run: judged figures, the overall verdict, each part's state
+    ("pending", "done", "error", "interrupted"). On the CPU, the self-test verdicts."""
+    self_test = header.get("device") == "cpu"
+    slice_reason = whole_gpu_skip_reason(header)
+    if slice_reason:
+        figures = [mig_slice_figure(figure, slice_reason) for figure in figures]
+    judged = [
+        figure_to_dict(self_test_figure(figure) if self_test else figure, thresholds)
+        for figure in figures
+    ]
+    statuses = [figure["verdict"] for figure in judged]
     return {
         "method_version": METHOD_VERSION,
         "provenance": header,
         "gpu_id": gpu_id,
         "figures": judged,
-        "worst_verdict": worst_verdict(figure["verdict"] for figure in judged),
+        "worst_verdict": self_test_verdict(statuses) if self_test else worst_verdict(statuses),
+        "parts": dict(parts or {}),
         "thresholds": {
             name: {"kind": t.kind, "pass_at": t.pass_at, "warn_at": t.warn_at, "why": t.why}
             for name, t in thresholds.items()
@@ -531,10 +770,104 @@ def assemble_result(
     }
 
 
+WHOLE_GPU_CATEGORIES = ("matmul", "matmul_quick", "matmul_model_shapes", "hbm", "pcie")
+"""Figures held to a whole GPU's references, which a MIG slice has a fraction of."""
+
+
+def whole_gpu_skip_reason(header: Mapping[str, Any]) -> str:
+    """Why whole-GPU references do not apply to this run ("MIG slice"), or ""."""
+    slices = [gpu for gpu in header.get("gpus", []) if gpu.get("is_mig_slice")]
+    if not slices:
+        return ""
+    return "MIG slice: a fraction of the GPU's compute and memory; no whole-GPU reference"
+
+
+def mig_slice_figure(figure: Figure, reason: str) -> Figure:
+    """A figure of a MIG slice: measured; held to no whole-GPU spec or reference."""
+    if figure.error or figure.skip_reason or figure.category not in WHOLE_GPU_CATEGORIES:
+        return figure
+    return replace(figure, skip_reason=reason)
+
+
+def self_test_figure(figure: Figure) -> Figure:
+    """A CPU figure as the self-test shows it: measured, not held to a GPU machine's reference."""
+    if figure.error or figure.skip_reason:
+        return figure
+    return replace(figure, skip_reason=CPU_SELF_TEST_REASON)
+
+
+def self_test_verdict(statuses: list[str]) -> str:
+    """The CPU self-test passes when every part ran: ERROR if one raised, else PASS."""
+    return ERROR if ERROR in statuses else PASS
+
+
+def one_line(error: BaseException) -> str:
+    """``TypeName: first line of the message``, at most :data:`ERROR_MESSAGE_CHARACTERS`."""
+    lines = str(error).strip().splitlines()
+    text = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+    return text[:ERROR_MESSAGE_CHARACTERS]
+
+
+def error_figure(part: str, error: BaseException) -> Figure:
+    """The figure a part leaves when it raised: verdict ERROR, the exception in one line."""
+    message = one_line(error)
+    return Figure(
+        f"{part}.error",
+        f"{part}: did not finish",
+        PART_CATEGORY[part],
+        "",
+        None,
+        error=f"{part} did not finish: {message}",
+        details={"exception": type(error).__name__, "message": message},
+    )
+
+
+def _release_device_memory(torch: ModuleType, device: str) -> None:
+    if device != "cuda":
+        return
+    with contextlib.suppress(Exception):
+        torch.cuda.empty_cache()
+
+
+def run_part(context: RunContext, part: str) -> str:
+    """Run one part isolated: "done", or "error" with an ERROR figure; the figures it added
+    before raising are kept. KeyboardInterrupt and SystemExit pass through."""
+    try:
+        MEASUREMENTS[part](context)
+    except Exception as error:
+        context.figures.append(error_figure(part, error))
+        context.measurements.setdefault("errors", {})[part] = one_line(error)
+        context.progress(f"{part}: {one_line(error)}")
+        _release_device_memory(context.torch, context.options.device)
+        return "error"
+    return "done"
+
+
+class RunRecorder:
+    """Keeps the stored copy of a run current: the row is created before the first part and
+    rewritten after each (one transaction each), so a crash keeps what was measured."""
+
+    def __init__(self, database: Path | None = None) -> None:
+        self.database = database
+        self.run_id: int | None = None
+
+    def record(self, result: dict[str, Any]) -> None:
+        from gpuplan.store import create_bench_run, update_bench_run
+
+        if self.run_id is None:
+            self.run_id = create_bench_run(result, self.database)
+        else:
+            update_bench_run(self.run_id, result, self.database)
+        result["id"] = self.run_id
+
+
 def run_bench(
-    options: BenchOptions, progress: Callable[[str], None] | None = None
+    options: BenchOptions,
+    progress: Callable[[str], None] | None = None,
+    recorder: RunRecorder | None = None,
 ) -> dict[str, Any]:
-    """Run every requested part on ``options.device``; the JSON-able result with verdicts."""
+    """Run every requested part on ``options.device``, each isolated; the JSON-able result with
+    verdicts. With ``recorder``, the run is stored before the first part and after each."""
     from gpuplan.errors import InputError
 
     torch = require_torch()
@@ -546,26 +879,47 @@ def run_bench(
     nvml = load_nvml() if options.device == "cuda" else None
     header = provenance(options.device, options.command, torch)
     context = RunContext(torch, options, _catalog_gpu(options, header), nvml)
+    context.figures.extend(health_figures(header))
     if progress is not None:
         context.progress = progress
-    for part in PARTS:
-        if part in options.parts:
-            MEASUREMENTS[part](context)
-    return assemble_result(
-        header, context.gpu_id, context.figures, context.measurements, options.thresholds
-    )
+    chosen = [part for part in PARTS if part in options.parts]
+    states = dict.fromkeys(chosen, "pending")
+
+    def snapshot() -> dict[str, Any]:
+        result = assemble_result(
+            header,
+            context.gpu_id,
+            context.figures,
+            context.measurements,
+            options.thresholds,
+            states,
+        )
+        if recorder is not None:
+            recorder.record(result)
+        return result
+
+    snapshot()
+    for part in chosen:
+        try:
+            states[part] = run_part(context, part)
+        except KeyboardInterrupt:
+            states[part] = "interrupted"
+            snapshot()
+            raise
+        result = snapshot()
+    return result if chosen else snapshot()
 
 
 def store_collectives_run(table: dict[str, Any], command: str) -> int:
     """Store a torchrun collectives run (rank 0's table) as a bench run of its own."""
-    from gpuplan.bench.environment import identify_gpu
+    from gpuplan.bench.environment import catalog_id_for_torch_device
     from gpuplan.catalog import load_gpu
     from gpuplan.store import save_bench_run
 
     torch = require_torch()
     device = "cuda" if table["backend"] == "nccl" else "cpu"
     header = provenance(device, command, torch)
-    gpu_id = identify_gpu(torch.cuda.get_device_name()) if device == "cuda" else None
+    gpu_id = catalog_id_for_torch_device(load_nvml(), torch, 0) if device == "cuda" else None
     gpu_spec = load_gpu(gpu_id) if gpu_id else None
     figures: list[Figure] = []
     add_collective_figures(figures, table, gpu_spec)

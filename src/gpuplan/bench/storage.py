@@ -136,6 +136,26 @@ def measure_with_python(directory: Path, size_bytes: int) -> dict[str, Any]:
     }
 
 
+def file_system_type(directory: Path, mounts: Path = Path("/proc/mounts")) -> str | None:
+    """The type of the file system holding ``directory`` ("ext4", "tmpfs", ...): the longest
+    mount point in ``/proc/mounts`` that contains it; None where that file does not exist."""
+    try:
+        lines = mounts.read_text().splitlines()
+    except OSError:
+        return None
+    target = str(directory.resolve())
+    best, kind = "", None
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        point = fields[1].replace("\\040", " ")
+        inside = target == point or target.startswith(point.rstrip("/") + "/")
+        if inside and len(point) > len(best):
+            best, kind = point, fields[2]
+    return kind
+
+
 def measure_storage(directory: Path, size_bytes: int, use_fio: bool = True) -> dict[str, Any]:
     """Sequential throughput of ``directory``: fio when installed, else the Python fallback."""
     if use_fio and shutil.which("fio"):

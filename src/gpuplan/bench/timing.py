@@ -91,3 +91,14 @@ def relative_spread(samples: Sequence[float]) -> float:
     """(max - min) / median: how far apart the best and worst of a set are."""
     middle = statistics.median(samples)
     return (max(samples) - min(samples)) / middle if middle else 0.0
+
+
+def percentile_spread(samples: Sequence[float]) -> float:
+    """(p95 - p5) / median, the percentiles interpolated between the order statistics
+    (``statistics.quantiles``, method "inclusive"): a spread that settles as samples accrue,
+    where (max - min) / median keeps growing with their number. 0 for fewer than two samples."""
+    if len(samples) < 2:
+        return 0.0
+    cuts = statistics.quantiles(samples, n=20, method="inclusive")
+    middle = statistics.median(samples)
+    return (cuts[-1] - cuts[0]) / middle if middle else 0.0

@@ -20,7 +20,13 @@ from gpuplan.cli.report_options import (
     wants_report,
 )
 
-VERDICT_STYLES = {"PASS": "green", "WARN": "yellow", "FAIL": "red", "SKIPPED": "dim"}
+VERDICT_STYLES = {
+    "PASS": "green",
+    "WARN": "yellow",
+    "FAIL": "red",
+    "SKIPPED": "dim",
+    "ERROR": "bold red",
+}
 
 
 def register(app: typer.Typer) -> None:
@@ -76,14 +82,26 @@ def bench(
         Path | None, typer.Option(help="Scenario to probe: train its model for a few steps.")
     ] = None,
     storage_dir: Annotated[
-        Path | None, typer.Option("--storage-dir", help="Directory to test (default: temp dir).")
+        Path | None,
+        typer.Option(
+            "--storage-dir",
+            help="Directory to test (default: the working directory; /tmp is often RAM).",
+        ),
     ] = None,
     storage_size: Annotated[
-        str | None, typer.Option("--storage-size", help="Bytes to write and read, e.g. 16GiB.")
+        str | None,
+        typer.Option(
+            "--storage-size",
+            help="Bytes to write and read (default 16GiB, quick 2GiB; at most 10 % of the free space).",
+        ),
     ] = None,
     storage_claim: Annotated[
-        str, typer.Option("--storage-claim", help="Advertised throughput, e.g. 3GB/s.")
-    ] = "3GB/s",
+        str | None,
+        typer.Option(
+            "--storage-claim",
+            help="Advertised throughput, e.g. 3GB/s (without it: measured, no verdict).",
+        ),
+    ] = None,
     burn_minutes: Annotated[
         float | None,
         typer.Option(
@@ -107,6 +125,13 @@ def bench(
     ] = False,
     nodes: Annotated[int, typer.Option(help="Nodes, for --collectives.")] = 2,
     gpus_per_node: Annotated[int, typer.Option("--gpus-per-node", help="For --collectives.")] = 8,
+    network: Annotated[
+        str | None,
+        typer.Option(
+            help="For --collectives: the network the NIC rate is held to, a name "
+            "(e.g. ib-ndr-400g) or a rate per GPU (e.g. 400Gbps); without it, measured only."
+        ),
+    ] = None,
     store: Annotated[bool, typer.Option(help="Store the run in the local database.")] = True,
     exit_zero: Annotated[
         bool, typer.Option("--exit-zero", help="Exit 0 even when a figure FAILs.")
@@ -121,7 +146,7 @@ def bench(
     from gpuplan.errors import InputError
 
     if collectives:
-        _print_launch_commands(nodes, gpus_per_node, json_output)
+        _print_launch_commands(nodes, gpus_per_node, network, json_output)
         return
     if device not in ("cuda", "cpu"):
         raise InputError(f"--device: expected cuda or cpu, got {device!r}")
@@ -146,7 +171,7 @@ def bench(
         parts=_parts(only, skip, probe),
         storage_directory=storage_dir,
         storage_bytes=parse_bytes(storage_size) if storage_size else None,
-        storage_claim=parse_bandwidth(storage_claim),
+        storage_claim=parse_bandwidth(storage_claim) if storage_claim else None,
         burn_seconds=burn_minutes * 60 if burn_minutes is not None else None,
         shapes_scenario=shapes,
         probe_scenario=probe,
@@ -160,23 +185,26 @@ def bench(
         if not json_output:
             error_console.print(f"[dim]… {message}[/dim]")
 
-    result = run_bench(options, progress)
-    if store:
-        from gpuplan.store import save_bench_run
+    from gpuplan.bench.report import FAILING
+    from gpuplan.bench.runner import RunRecorder
 
-        result["id"] = save_bench_run(result)
+    result = run_bench(options, progress, RunRecorder() if store else None)
     _show_result(result, json_output)
-    if result["worst_verdict"] == "FAIL" and not exit_zero:
+    if result["worst_verdict"] in FAILING and not exit_zero:
         raise typer.Exit(1)
 
 
-def _print_launch_commands(nodes: int, gpus_per_node: int, json_output: bool) -> None:
-    from gpuplan.bench.collectives import launch_commands
+def _print_launch_commands(
+    nodes: int, gpus_per_node: int, network: str | None, json_output: bool
+) -> None:
+    from gpuplan.bench.collectives import launch_commands, network_rate
     from gpuplan.errors import InputError
 
     if nodes < 1 or gpus_per_node < 1:
         raise InputError("--nodes/--gpus-per-node: must be at least 1")
-    commands = launch_commands(nodes, gpus_per_node)
+    if network is not None:
+        network_rate(network)
+    commands = launch_commands(nodes, gpus_per_node, network=network)
     if json_output:
         from gpuplan.cli.output import print_json
 
@@ -252,12 +280,14 @@ def _show_result(result: dict[str, Any], json_output: bool) -> None:
         )
     console.print(table)
     for figure in result["figures"]:
-        if figure["verdict"] in ("WARN", "FAIL", "SKIPPED"):
+        if figure["verdict"] in ("WARN", "FAIL", "SKIPPED", "ERROR"):
             style = VERDICT_STYLES[figure["verdict"]]
             console.print(
                 f"[{style}]{figure['verdict']}[/{style}] {figure['label']}: {figure['reason']}"
                 + (
-                    f" [dim]({figure['threshold']})[/dim]" if figure["verdict"] != "SKIPPED" else ""
+                    f" [dim]({figure['threshold']})[/dim]"
+                    if figure["verdict"] in ("PASS", "WARN", "FAIL")
+                    else ""
                 ),
                 highlight=False,
             )
