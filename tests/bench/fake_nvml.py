@@ -71,7 +71,8 @@ GIB = 2**30
 class FakeGpu:
     """One fake GPU. Clocks in MHz, power in mW, as NVML reports them. ``mig``: True/False for
     MIG on/off, None for a GPU without MIG (``nvmlDeviceGetMigMode`` raises NotSupported).
-    ``xids``: XID numbers delivered to a registered event set, one per wait."""
+    ``xids``: XID numbers delivered to a registered event set, one per wait. ``local_cpus``:
+    the CPUs ``nvmlDeviceGetCpuAffinity*`` reports (None: those calls raise NotSupported)."""
 
     index: int = 0
     name: str = "NVIDIA H100 80GB HBM3"
@@ -100,6 +101,7 @@ class FakeGpu:
     uncorrectable_ecc: int | None = 0
     remapped_rows: tuple[int, int, int, int] | None = (0, 0, 0, 0)
     xids: list[int] = field(default_factory=list)
+    local_cpus: list[int] | None = None
 
     def __post_init__(self) -> None:
         if not self.uuid:
@@ -183,6 +185,7 @@ class FakeNvml:
     NVML_DEVICE_MIG_DISABLE = 0
     NVML_DEVICE_MIG_ENABLE = 1
     nvmlEventTypeXidCriticalError = 0x8
+    NVML_AFFINITY_SCOPE_NODE = 0
 
     MODES = ("ok", "old_driver", "lost_gpu", "absent")
     _CLOCK_NAMES: ClassVar[dict[int, str]] = {0: "graphics", 1: "sm", 2: "memory"}
@@ -370,6 +373,25 @@ class FakeNvml:
         if gpu.remapped_rows is None:
             raise NVMLError_NotSupported()
         return gpu.remapped_rows
+
+    def _affinity(self, gpu: FakeGpu, words: int) -> list[int]:
+        """``local_cpus`` as pynvml returns them: ``words`` 64-bit masks, CPU 64 e + b in bit b
+        of word e."""
+        if gpu.local_cpus is None:
+            raise NVMLError_NotSupported()
+        masks = [0] * words
+        for cpu in gpu.local_cpus:
+            if cpu < 64 * words:
+                masks[cpu // 64] |= 1 << (cpu % 64)
+        return masks
+
+    def nvmlDeviceGetCpuAffinityWithinScope(
+        self, handle: FakeHandle, words: int, scope: int
+    ) -> list[int]:
+        return self._affinity(self._gpu(handle, "nvmlDeviceGetCpuAffinityWithinScope"), words)
+
+    def nvmlDeviceGetCpuAffinity(self, handle: FakeHandle, words: int) -> list[int]:
+        return self._affinity(self._gpu(handle, "nvmlDeviceGetCpuAffinity"), words)
 
     def nvmlEventSetCreate(self) -> FakeEventSet:
         self._record("nvmlEventSetCreate")

@@ -69,7 +69,9 @@ def test_a_lowered_power_limit_warns_and_a_healthy_record_passes(monkeypatch):
     nvml = _nvml_for(node)
     nvml.gpus[1].power_limit_mw = 500_000
     result = _run(monkeypatch, node, parts=("memory",), nvml=nvml)
-    verdicts = {f["key"]: f["verdict"] for f in result["figures"] if f["key"].startswith("health")}
+    verdicts = {
+        f["key"]: f["verdict"] for f in result["figures"] if f["key"].startswith("health.findings")
+    }
     assert verdicts == {"health.findings.cuda:0": "PASS", "health.findings.cuda:1": "WARN"}
     assert result["worst_verdict"] == "WARN"
 

@@ -195,3 +195,123 @@ def test_file_system_type_finds_the_longest_mount(tmp_path):
     assert file_system_type(Path("/tmp/x"), mounts) == "tmpfs"
     assert file_system_type(Path("/tmpfoo"), mounts) == "ext4"
     assert file_system_type(Path("/"), tmp_path / "missing") is None
+
+
+def test_every_published_figure_is_read_from_the_catalog_with_its_source():
+    from gpuplan.catalog import all_gpus
+
+    for gpu in all_gpus():
+        pairs = [
+            (references.hbm_measurement(gpu.id, "copy"), "achievable_hbm_copy"),
+            (references.hbm_measurement(gpu.id, "read"), "achievable_hbm_read"),
+            (references.matmul_reference(gpu.id, "tf32"), "achievable_tf32_fixed_shape"),
+            (references.dcgm_floor(gpu.id), "dcgm_hbm_floor"),
+            (references.all_reduce_measurement(gpu.id), "achievable_all_reduce_busbw"),
+        ]
+        for reference, field_name in pairs:
+            value = getattr(gpu, field_name)
+            if value is None:
+                assert reference is None, (gpu.id, field_name)
+                continue
+            assert reference == references.Reference(value, gpu.source_of(field_name)[0])
+        assert dict(references.DCGM_FLOOR).get(gpu.id) == gpu.dcgm_hbm_floor
+        if gpu.achievable_hbm_copy is not None:
+            assert references.hbm_reference(gpu.id) == references.hbm_measurement(gpu.id, "copy")
+
+
+def test_collective_references_come_from_the_catalog():
+    from gpuplan.bench import collectives
+    from gpuplan.catalog import all_gpus
+
+    for gpu in all_gpus():
+        measured = references.intra_node_collective_reference(gpu.id, "all_reduce", 1e9, 8)
+        assert measured is not None
+        if gpu.achievable_all_reduce_busbw is None:
+            assert measured.value == references.LINK_EFFICIENCY * 1e9
+        else:
+            assert measured.value == gpu.achievable_all_reduce_busbw
+            assert measured.source == gpu.source_of("achievable_all_reduce_busbw")[0]
+        four = references.intra_node_collective_reference(gpu.id, "all_reduce", 1e9, 4)
+        assert four == references.Reference(
+            references.LINK_EFFICIENCY * 1e9, references.LINK_RULE_SOURCE
+        )
+        assert collectives.NVLS_MIN_RANKS.get(gpu.id) == gpu.nvls_min_ranks
+        source, _ = gpu.source_of("achievable_all_reduce_busbw_nvls")
+        for size, busbw in gpu.achievable_all_reduce_busbw_nvls.items():
+            assert collectives.nvls_reference(gpu.id, 8, size) == references.Reference(
+                busbw, source
+            )
+            assert collectives.nvls_reference(gpu.id, 4, size) is None
+
+
+def test_a_changed_catalog_changes_the_references(monkeypatch):
+    import dataclasses
+
+    import gpuplan.catalog
+    from gpuplan.bench import collectives
+
+    real = gpuplan.catalog.load_gpu
+
+    def edited(name: str):
+        return dataclasses.replace(
+            real(name),
+            achievable_hbm_copy=1.0e12,
+            dcgm_hbm_floor=0.5e12,
+            achievable_all_reduce_busbw=1.0e9,
+            achievable_all_reduce_busbw_nvls={2**30: 2.0e9},
+            nvls_min_ranks=3,
+            mamf_best_shape={"bf16": (64, 128, 256)},
+            same_die_as="",
+        )
+
+    monkeypatch.setattr(gpuplan.catalog, "load_gpu", edited)
+    gpu_id = "h200-sxm-141gb"
+    assert references.hbm_reference(gpu_id).value == 1.0e12
+    assert references.DCGM_FLOOR[gpu_id] == 0.5e12
+    assert references.intra_node_collective_reference(gpu_id, "all_reduce", None, 8).value == 1e9
+    assert collectives.nvls_reference(gpu_id, 8, 2**31).value == 2.0e9
+    assert collectives.NVLS_MIN_RANKS[gpu_id] == 3
+    own, _ = references.best_shapes(gpu_id, "bf16")
+    assert [(s.m, s.n, s.k) for s in own] == [(64, 128, 256)]
+
+
+def test_the_module_holds_no_table_keyed_by_gpu_ids():
+    from gpuplan.bench import collectives
+    from gpuplan.catalog import gpu_ids
+
+    ids = set(gpu_ids())
+    for module in (references, collectives):
+        for name, value in vars(module).items():
+            if isinstance(value, dict):
+                assert not ids & set(value), (module.__name__, name)
+            if isinstance(value, tuple):
+                assert not any(isinstance(item, references.BestShape) for item in value), name
+
+
+def test_catalog_figures_hold_only_catalog_ids_with_the_figure():
+    floors = references.DCGM_FLOOR
+    assert None not in floors and "" not in floors and "H200" not in floors
+    assert "l4-24gb" not in floors and floors.get("l4-24gb") is None
+    assert "h200-sxm-141gb" in floors
+    with pytest.raises(KeyError):
+        floors["no-such-gpu"]
+    assert set(floors) == {
+        gpu_id for gpu_id in floors if load_gpu(gpu_id).dcgm_hbm_floor is not None
+    }
+    assert len(floors) == len(list(floors)) > 0
+
+
+def test_best_shapes_put_the_gpus_own_first_then_its_dies_then_the_rest():
+    from gpuplan.catalog import uncatalogued_best_shapes
+
+    h200, rest = references.best_shapes("h200-sxm-141gb", "fp8")
+    assert [s.gpu for s in h200] == ["h200-sxm-141gb", "h100-sxm-80gb"]
+    assert (h200[0].m, h200[0].n, h200[0].k) == load_gpu("h200").mamf_best_shape["fp8"]
+    h800, _ = references.best_shapes("h800-sxm-80gb", "bf16")
+    assert [(s.m, s.n, s.k) for s in h800] == [load_gpu("h100").mamf_best_shape["bf16"]]
+    nothing, everyone = references.best_shapes("l4-24gb", "bf16")
+    assert nothing == []
+    assert set(uncatalogued_best_shapes()) <= {s.gpu for s in everyone}
+    assert not set(h200) & set(rest)
+    assert references.best_shapes(None, "bf16")[0] == []
+    assert references.best_shapes("no-such-gpu", "tf32")[1] == everyone

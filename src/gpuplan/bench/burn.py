@@ -74,13 +74,17 @@ def _burn_one_device(
     seconds: float,
     interval_seconds: float,
     matrix_size: int,
+    nvml: ModuleType | None = None,
 ) -> dict[str, Any]:
     """Matmuls on ``device`` for ``seconds``, with ``device`` current in this thread (so that
-    its CUDA events go to its stream): FLOP/s and end time (s since start) per interval."""
-    if device.startswith("cuda"):
-        with torch.cuda.device(device):
-            return _burn_loop(torch, device, seconds, interval_seconds, matrix_size)
-    return _burn_loop(torch, device, seconds, interval_seconds, matrix_size)
+    its CUDA events go to its stream) and the thread bound to the GPU's local CPUs
+    (:func:`gpuplan.bench.environment.bound_to_gpu_cpus`): FLOP/s and end time (s since
+    start) per interval, and ``numa_cpus``/``numa_binding``."""
+    if not device.startswith("cuda"):
+        return _burn_loop(torch, device, seconds, interval_seconds, matrix_size)
+    index = int(device.partition(":")[2] or 0)
+    with environment.bound_to_gpu_cpus(nvml, torch, index) as binding, torch.cuda.device(device):
+        return {**_burn_loop(torch, device, seconds, interval_seconds, matrix_size), **binding}
 
 
 def _burn_loop(
@@ -151,6 +155,7 @@ def burn_devices(
     interval_seconds: float,
     matrix_size: int,
     hang_grace_seconds: float = HANG_GRACE_SECONDS,
+    nvml: ModuleType | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Burn every device at once, each in its own thread; a failed or hung device gets an
     ``error`` entry instead of its intervals."""
@@ -159,7 +164,9 @@ def burn_devices(
         name: threading.Thread(
             target=_isolated,
             args=(
-                partial(_burn_one_device, torch, name, seconds, interval_seconds, matrix_size),
+                partial(
+                    _burn_one_device, torch, name, seconds, interval_seconds, matrix_size, nvml
+                ),
                 results,
                 name,
             ),
@@ -341,7 +348,7 @@ def run_burn(
     if sampler is not None:
         sampler.start()
     try:
-        results = burn_devices(torch, devices, seconds, interval_seconds, size)
+        results = burn_devices(torch, devices, seconds, interval_seconds, size, nvml=telemetry_nvml)
     finally:
         if sampler is not None:
             sampler.stop()

@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -34,8 +34,10 @@ from typing import IO, Any
 from gpuplan.bench.references import (
     LINK_EFFICIENCY,
     LINK_RULE_SOURCE,
+    CatalogFigures,
     Reference,
     intra_node_collective_reference,
+    nvls_all_reduce_references,
 )
 from gpuplan.bench.report import Figure
 
@@ -50,38 +52,16 @@ trap of nccl-tests' "Avg bus bandwidth"); payloads below 1 GiB do not saturate l
 STDERR_TAIL_LINES = 20
 TERMINATE_GRACE_SECONDS = 5.0
 
-ML_ENGINEERING_SHARP = "ml-engineering network/README.md, SHARP section"
-ML_ENGINEERING_H200_SWEEP = (
-    "ml-engineering network/benchmarks/results/all-reduce-8xH200.md (all_reduce_bench.py, "
-    "8x H200, nccl 2.27.7, NCCL selects NVLS from 2 MiB)"
+NVLS_ALL_REDUCE_8_GPUS: Mapping[str | None, Mapping[int, Reference]] = CatalogFigures(
+    nvls_all_reduce_references
 )
-NVLS_ALL_REDUCE_8_GPUS: dict[str, dict[int, Reference]] = {
-    gpu_id: {
-        2**26: Reference(346.51e9, ML_ENGINEERING_H200_SWEEP + note),
-        2**27: Reference(401.93e9, ML_ENGINEERING_H200_SWEEP + note),
-        2**28: Reference(436.15e9, ML_ENGINEERING_H200_SWEEP + note),
-        2**29: Reference(450.29e9, ML_ENGINEERING_H200_SWEEP + note),
-        2**30: Reference(463.58e9, ML_ENGINEERING_H200_SWEEP + note),
-        2**31: Reference(469.17e9, ML_ENGINEERING_H200_SWEEP + note),
-        2**32: Reference(473.10e9, ML_ENGINEERING_H200_SWEEP + note),
-        2**33: Reference(477.45e9, ML_ENGINEERING_H200_SWEEP + note),
-        2**34: Reference(482.26e9, ML_ENGINEERING_H200_SWEEP + note),
-    }
-    for gpu_id, note in (
-        ("h200-sxm-141gb", ""),
-        ("h100-sxm-80gb", " (H200 row: same NVLink 4 and NVSwitch)"),
-    )
-} | {
-    "b200-sxm-180gb": {
-        2**33: Reference(838.0e9, ML_ENGINEERING_SHARP + ": 8x B200 p6-b200, nccl-tests, 8 GiB"),
-    }
-}
 """All-reduce busbw of a full 8-GPU NVSwitch node with NVLS (NVLink SHARP) on, by catalog GPU id
-and payload in bytes. NVLS reduces inside the switch, so busbw exceeds the link rate (482.26
-against 450 GB/s on H200) and stops describing the wire."""
-NVLS_MIN_RANKS = {"h200-sxm-141gb": 5, "h100-sxm-80gb": 5, "b200-sxm-180gb": 6}
-"""The fewest ranks at which NCCL selects NVLS, ml-engineering SHARP section: "the switch is
-above 4 on H200 and above 5 on B200" (H100: the H200's NVLink 4 and NVSwitch)."""
+and payload in bytes (``achievable_all_reduce_busbw_nvls`` in gpus.toml: ml-engineering's 8x
+H200 sweep and SHARP section). NVLS reduces inside the switch, so busbw exceeds the link rate
+(482.26 against 450 GB/s on H200) and stops describing the wire."""
+NVLS_MIN_RANKS: Mapping[str | None, int] = CatalogFigures(lambda gpu: gpu.nvls_min_ranks)
+"""The fewest ranks at which NCCL selects NVLS, by catalog GPU id (``nvls_min_ranks`` in
+gpus.toml, ml-engineering SHARP section: "the switch is above 4 on H200 and above 5 on B200")."""
 
 INTER_NODE_FLOOR_EFFICIENCY = 36.95 / 50
 INTER_NODE_FLOOR_SOURCE = (

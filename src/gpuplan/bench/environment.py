@@ -14,13 +14,16 @@ not torch indices (``CUDA_VISIBLE_DEVICES``, Slurm, ``CUDA_DEVICE_ORDER``):
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import platform
 import re
 import socket
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -289,9 +292,16 @@ class RemappedRows:
 
 def remapped_rows(nvml: Any, index: int) -> RemappedRows | None:
     """Remapped rows of NVML GPU ``index`` now; None where not supported or the GPU is lost."""
+    return remapped_rows_reading(nvml, index)[0]
+
+
+def remapped_rows_reading(nvml: Any, index: int) -> tuple[RemappedRows | None, str]:
+    """Remapped rows of NVML GPU ``index`` now, and "" or, where None, the failed NVML call
+    ("nvmlDeviceGetRemappedRows: NVMLError_NotSupported: ..." before A100)."""
     reader = NvmlReader(nvml)
     handle = reader.handle(index)
-    return _remapped_rows(reader, handle) if handle is not None else None
+    rows = _remapped_rows(reader, handle) if handle is not None else None
+    return rows, "" if rows is not None else "; ".join(reader.error_list())
 
 
 def _remapped_rows(reader: NvmlReader, handle: Any) -> RemappedRows | None:
@@ -811,6 +821,7 @@ class XidMonitor:
         self.reader = NvmlReader(nvml)
         self.event_set: Any = None
         self.watched: list[int] = []
+        self.uuids: dict[int, str] = {}
         self.events: list[XidEvent] = []
 
     @classmethod
@@ -831,7 +842,24 @@ class XidMonitor:
             )
             if f"gpu{index}" not in monitor.reader.errors:
                 monitor.watched.append(index)
+                uuid = monitor.reader.call(f"uuid{index}", "nvmlDeviceGetUUID", handle)
+                monitor.uuids[index] = normalized_uuid(_text(uuid or ""))
         return monitor
+
+    def events_of(self, index: int) -> list[XidEvent]:
+        """The events seen so far on NVML GPU ``index`` (matched through its UUID)."""
+        uuid = self.uuids.get(index)
+        if not uuid:
+            return []
+        return [event for event in self.events if normalized_uuid(event.uuid) == uuid]
+
+    def unwatched_reason(self, index: int) -> str:
+        """Why NVML GPU ``index`` is not watched ("" when it is): the failed NVML call."""
+        if index in self.watched:
+            return ""
+        if "event_set" in self.reader.errors:
+            return self.reader.errors["event_set"]
+        return self.reader.errors.get(f"gpu{index}", "not registered for XID events")
 
     def drain(self, timeout_seconds: float = 0.0) -> list[XidEvent]:
         """Every XID event waiting now (the first wait up to ``timeout_seconds``), also kept in
@@ -924,3 +952,136 @@ def provenance(device: str, command: str, torch: ModuleType | None) -> dict[str,
         },
         "argv": list(sys.argv),
     }
+
+
+NVML_AFFINITY_SCOPE_NODE = 0
+"""``NVML_AFFINITY_SCOPE_NODE`` (nvml.h): the CPUs of the GPU's own NUMA node."""
+NVML_AFFINITY_BITS = 64
+"""pynvml returns the CPU set as an array of 64-bit ``c_ulonglong`` bitmasks."""
+SYSFS_PCI_DEVICES = Path("/sys/bus/pci/devices")
+
+
+def cpus_from_bitmasks(masks: Any) -> frozenset[int]:
+    """CPU numbers set in NVML's affinity array: bit ``b`` of element ``e`` is CPU
+    ``64 e + b`` (NVML API, "CPU and Memory Affinity": CPUs 0, 1, 32, 33 with 32-bit words give
+    ``[0x3, 0x3]``; pynvml's words are 64-bit)."""
+    return frozenset(
+        NVML_AFFINITY_BITS * word + bit
+        for word, mask in enumerate(masks)
+        for bit in range(NVML_AFFINITY_BITS)
+        if int(mask) >> bit & 1
+    )
+
+
+def parse_cpulist(text: str) -> frozenset[int]:
+    """A Linux cpulist ("0-3,8,10-11", as sysfs ``local_cpulist`` writes it) as CPU numbers."""
+    cpus: set[int] = set()
+    for item in text.strip().split(","):
+        if not item.strip():
+            continue
+        first, _, last = item.strip().partition("-")
+        cpus.update(range(int(first), int(last or first) + 1))
+    return frozenset(cpus)
+
+
+def sysfs_bus_id(nvml_bus_id: str) -> str:
+    """NVML's PCI bus id ("00000000:18:00.0", 8-digit domain) as sysfs names the device
+    ("0000:18:00.0", 4-digit domain, lower case)."""
+    domain, _, rest = nvml_bus_id.strip().partition(":")
+    return f"{int(domain, 16):04x}:{rest.lower()}"
+
+
+def _affinity_words() -> int:
+    return max(1, -(-(os.cpu_count() or 1) // NVML_AFFINITY_BITS))
+
+
+def gpu_local_cpus(nvml: Any, index: int) -> tuple[frozenset[int] | None, str]:
+    """The CPUs local to NVML GPU ``index`` and where they came from, or None and why not.
+
+    In this order: ``nvmlDeviceGetCpuAffinityWithinScope(handle, words, NODE)``,
+    ``nvmlDeviceGetCpuAffinity(handle, words)`` (older drivers), then sysfs
+    ``/sys/bus/pci/devices/<bus id>/local_cpulist`` for the bus id of ``nvmlDeviceGetPciInfo``;
+    ``words`` = ceil(CPUs / 64), as NVIDIA/gpu_affinity sizes it.
+    """
+    reader = NvmlReader(nvml)
+    handle = reader.handle(index)
+    if handle is None:
+        return None, "; ".join(reader.error_list())
+    words = _affinity_words()
+    scope = _constant(nvml, "NVML_AFFINITY_SCOPE_NODE", NVML_AFFINITY_SCOPE_NODE)
+    for source, arguments in (
+        ("nvmlDeviceGetCpuAffinityWithinScope", (handle, words, scope)),
+        ("nvmlDeviceGetCpuAffinity", (handle, words)),
+    ):
+        masks = reader.call("cpu_affinity", source, *arguments)
+        cpus = cpus_from_bitmasks(masks) if masks is not None else frozenset()
+        if cpus:
+            return cpus, source
+    info = reader.call("pci_info", "nvmlDeviceGetPciInfo", handle)
+    bus_id = _text(getattr(info, "busId", "") or "")
+    if bus_id:
+        path = SYSFS_PCI_DEVICES / sysfs_bus_id(bus_id) / "local_cpulist"
+        try:
+            cpus = parse_cpulist(path.read_text())
+        except (OSError, ValueError) as error:
+            reader.errors["sysfs"] = f"{path}: {type(error).__name__}"
+        else:
+            if cpus:
+                return cpus, str(path)
+    return None, "; ".join(reader.error_list()) or "no local CPU list"
+
+
+@contextlib.contextmanager
+def bound_to_gpu_cpus(nvml: Any, torch: Any, torch_index: int) -> Iterator[dict[str, Any]]:
+    """Run the ``with`` body on the CPUs local to torch device ``torch_index``, then restore the
+    thread's previous affinity; yields ``{"numa_cpus": [...], "numa_binding": "bound: ..."}``
+    or ``{"numa_cpus": None, "numa_binding": "not bound: <reason>"}``, never raises.
+
+    ``os.sched_setaffinity(0, cpus)`` binds the calling thread (Linux); ``cpus`` is the GPU's
+    local set within the CPUs this process may use (taskset, a container's cpuset), as
+    NVIDIA/gpu_affinity does. Host buffers allocated inside are first touched on the local
+    NUMA node. The collectives part binds nothing: NCCL places its own threads.
+    """
+    cpus, why = _cpus_to_bind(nvml, torch, torch_index)
+    if cpus is None:
+        yield {"numa_cpus": None, "numa_binding": f"not bound: {why}"}
+        return
+    previous = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, cpus)
+    except OSError as error:
+        yield {"numa_cpus": None, "numa_binding": f"not bound: sched_setaffinity: {error}"}
+        return
+    try:
+        yield {"numa_cpus": sorted(cpus), "numa_binding": f"bound: {why}"}
+    finally:
+        os.sched_setaffinity(0, previous)
+
+
+def _cpus_to_bind(nvml: Any, torch: Any, torch_index: int) -> tuple[frozenset[int] | None, str]:
+    if not hasattr(os, "sched_setaffinity"):
+        return None, f"{platform.system()} has no sched_setaffinity (Linux only)"
+    if nvml is None:
+        return None, "no NVML: the GPU's local CPUs are unknown"
+    index = nvml_index_for_torch_device(nvml, torch, torch_index)
+    if index is None:
+        return None, f"the NVML index of cuda:{torch_index} is unknown (UUID not matched)"
+    local, source = gpu_local_cpus(nvml, index)
+    if local is None:
+        return None, source
+    allowed = frozenset(os.sched_getaffinity(0))
+    usable = local & allowed
+    if not usable:
+        return None, f"none of the GPU's local CPUs ({_cpulist(local)}) is allowed to this process"
+    return usable, source
+
+
+def _cpulist(cpus: frozenset[int]) -> str:
+    """CPU numbers in Linux cpulist form: {0, 1, 2, 5} -> "0-2,5"."""
+    runs: list[list[int]] = []
+    for cpu in sorted(cpus):
+        if runs and cpu == runs[-1][-1] + 1:
+            runs[-1].append(cpu)
+        else:
+            runs.append([cpu])
+    return ",".join(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]) for run in runs)

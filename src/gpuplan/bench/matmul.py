@@ -49,9 +49,9 @@ def search_shapes(device: str, quick: bool, gpu_id: str | None, dtype: str) -> l
     """The shapes to try, most promising first: the search stops at its time budget.
 
     On a GPU: the shape that reached this GPU's published MAMF in ``dtype`` (ml-engineering's
-    table, :data:`gpuplan.bench.references.PUBLISHED_BEST_SHAPES`), 8192^3 (gpu-fryer's fixed
-    shape, comparable across machines), the best shapes of every other GPU in the table, then
-    the coarse grid (:data:`COARSE_GRID`; quick mode: only its 4096-16384 points). On the CPU,
+    table, :func:`gpuplan.bench.references.published_best_shapes`, ``mamf_best_shape`` in
+    gpus.toml), 8192^3 (gpu-fryer's fixed shape, comparable across machines), the best shapes
+    of every other GPU in the table, then the coarse grid (:data:`COARSE_GRID`; quick mode: only its 4096-16384 points). On the CPU,
     small cubes.
     """
     from gpuplan.bench.references import best_shapes

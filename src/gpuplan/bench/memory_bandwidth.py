@@ -68,9 +68,24 @@ def measure_host_transfers(
     iterations: int = 8,
     nvml: ModuleType | None = None,
 ) -> dict[str, Any]:
-    """Host-to-device and device-to-host bandwidth, pinned and pageable, on one GPU."""
-    from gpuplan.bench.environment import pcie_link
+    """Host-to-device and device-to-host bandwidth, pinned and pageable, on one GPU, with this
+    thread bound to the GPU's local CPUs and the host buffers allocated after binding
+    (:func:`gpuplan.bench.environment.bound_to_gpu_cpus`); ``numa_cpus`` and ``numa_binding``
+    say which CPUs, or why none."""
+    from gpuplan.bench.environment import bound_to_gpu_cpus
 
+    with bound_to_gpu_cpus(nvml, torch, device_index) as binding:
+        results = _host_transfers(torch, device_index, buffer_bytes, iterations, nvml)
+    return {**results, **binding}
+
+
+def _host_transfers(
+    torch: ModuleType,
+    device_index: int,
+    buffer_bytes: int,
+    iterations: int,
+    nvml: ModuleType | None,
+) -> dict[str, Any]:
     device = f"cuda:{device_index}"
     timer = DeviceTimer(torch, "cuda")
     results: dict[str, Any] = {"device_index": device_index, "buffer_bytes": buffer_bytes}
@@ -94,10 +109,19 @@ def measure_host_transfers(
             if pinned and nvml is not None:
                 for _ in range(iterations):
                     on_device.copy_(on_host, non_blocking=True)
-                results["pcie_link"] = pcie_link(nvml, device_index)
+                results["pcie_link"] = _pcie_link_of(nvml, torch, device_index)
                 timer.synchronize()
             del on_host
     return results
+
+
+def _pcie_link_of(nvml: ModuleType, torch: ModuleType, device_index: int) -> dict[str, Any]:
+    """The PCIe link of torch device ``device_index``, read through its NVML index (UUID
+    pairing); empty where the pairing fails (no link is better than another GPU's)."""
+    from gpuplan.bench.environment import nvml_index_for_torch_device, pcie_link
+
+    index = nvml_index_for_torch_device(nvml, torch, device_index)
+    return dict(pcie_link(nvml, index)) if index is not None else {}
 
 
 def measure_concurrent_host_to_device(

@@ -1,27 +1,24 @@
 """Published achievable values that measurements are held to, each with its source.
 
-Data-sheet peaks come from the GPU catalog; these are what real machines were measured to
-reach: MAMF per dtype and the shapes that reached it (ml-engineering), STREAM-like HBM copy and
-read rates (Azure AI-benchmarking-guide), pinned PCIe shares of the line rate (ml-engineering,
-nvbandwidth), all-reduce busbw (ml-engineering). Where no public measurement exists, either one
-stated rule applies (HBM: the speed model's ``HBM_EFFICIENCY``) or the figure has no reference
-and its verdict says so rather than inventing one.
+Data-sheet peaks and the published achievable figures both live in the GPU catalog (gpus.toml),
+one table that the speed model reads too: MAMF per dtype and the shapes that reached it
+(ml-engineering), gpu-fryer's tf32 floor, STREAM-like HBM copy and read rates (Azure
+AI-benchmarking-guide), DCGM's HBM floor, all-reduce busbw with and without NVLS
+(ml-engineering). This module turns them into :class:`Reference` values and holds the rules that
+apply where no measurement exists: HBM at the speed model's ``HBM_EFFICIENCY``, pinned PCIe at
+:data:`PCIE_DIRECTION_EFFICIENCY` of the line rate, collectives at :data:`LINK_EFFICIENCY` of
+the link; a figure none of these covers has no reference and its verdict says so.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-GPU_FRYER_SOURCE = "huggingface/gpu-fryer README, fixed 8192^3 shape (a floor, not a maximum)"
-MAMF_SOURCE = (
-    "github:stas00/ml-engineering compute/accelerator/README.md @ 744d01e1 (2026-08-22), "
-    "Maximum Achievable Matmul FLOPS comparison table, 'Best Shape MxNxK' column"
-)
-AZURE_HBM_SOURCE = (
-    "github:Azure/AI-benchmarking-guide Azure_Results/{file}, 'HBM Bandwidth' table "
-    "(STREAM-like {kernel}: bytes read plus bytes written per second)"
-)
+if TYPE_CHECKING:
+    from gpuplan.hardware.gpu import GPUSpec
+
 DCGM_SOURCE = "NVIDIA/DCGM nvvs/diag-skus.yaml.in memory_bandwidth floor"
 HBM_RULE_SOURCE = (
     "no published STREAM-like measurement for this GPU: gpuplan.estimate.kernels."
@@ -37,9 +34,6 @@ PAGEABLE_NO_REFERENCE = (
     "pageable copy: staged through a driver bounce buffer at host memcpy speed; no published "
     "pageable measurement for this link (nvbandwidth and ml-engineering measure pinned only): "
     "measured only"
-)
-COLLECTIVE_SOURCE = (
-    "ml-engineering network/README.md: all-reduce busbw at 16 GiB, 8 GPUs, ring algorithm"
 )
 LINK_RULE_SOURCE = (
     "ml-engineering network/README.md: ~80 % of the unidirectional link spec is the normal case"
@@ -68,95 +62,129 @@ class BestShape:
     k: int
 
 
-PUBLISHED_BEST_SHAPES: tuple[BestShape, ...] = (
-    BestShape("a100-sxm-80gb", "bf16", 1024, 10240, 5120),
-    BestShape("gh200", "bf16", 1024, 15360, 4096),
-    BestShape("a100-pcie-80gb", "bf16", 2048, 5120, 6144),
-    BestShape("h100-sxm-80gb", "bf16", 2048, 2048, 13312),
-    BestShape("b300-sxm-288gb", "bf16", 12288, 18432, 1024),
-    BestShape("b200-sxm-180gb", "bf16", 1792, 16128, 3072),
-    BestShape("gb200-186gb", "bf16", 4096, 9728, 2048),
-    BestShape("mi355x", "bf16", 12288, 8192, 8192),
-    BestShape("mi325x", "bf16", 13312, 10240, 8192),
-    BestShape("mi300x-192gb", "bf16", 10240, 15360, 8192),
-    BestShape("gh200", "fp8", 1024, 14336, 14336),
-    BestShape("b200-sxm-180gb", "fp8", 15360, 4096, 3072),
-    BestShape("b300-sxm-288gb", "fp8", 3072, 6144, 7168),
-    BestShape("h200-sxm-141gb", "fp8", 1280, 4096, 12032),
-    BestShape("gb200-186gb", "fp8", 19456, 5120, 1536),
-    BestShape("h100-sxm-80gb", "fp8", 1024, 9216, 14336),
-)
-"""The shape at which each row of ml-engineering's MAMF table (:data:`MAMF_SOURCE`) reached
-its maximum, keyed by gpuplan catalog id where the catalog has the GPU (the table's own
-accelerator name otherwise). The table's bf16 H100 row says "H200 is the same"."""
+Value = TypeVar("Value")
 
-SAME_DIE: dict[str, str] = {
-    "h200-sxm-141gb": "h100-sxm-80gb",
-    "h800-sxm-80gb": "h100-sxm-80gb",
-    "a800-sxm-80gb": "a100-sxm-80gb",
-    "a100-sxm-40gb": "a100-sxm-80gb",
-}
-"""Catalog GPUs whose matmul is another's (the catalog's own achievable_matmul notes)."""
+
+class CatalogFigures(Mapping[str | None, Value]):
+    """A read-only view ``{catalog GPU id: figure}`` over the catalog: ``read(gpu)`` gives the
+    figure, None (or empty) where the GPU has none, and such GPUs are not in the view. A run
+    without a catalog GPU looks up None, which is never a key."""
+
+    def __init__(self, read: Callable[[GPUSpec], Value | None]) -> None:
+        self._read = read
+
+    def __getitem__(self, gpu_id: str | None) -> Value:
+        from gpuplan.catalog import gpu_entries, load_gpu
+
+        if gpu_id is None or gpu_id not in gpu_entries():
+            raise KeyError(gpu_id)
+        value = self._read(load_gpu(gpu_id))
+        if value is None or value == {}:
+            raise KeyError(gpu_id)
+        return value
+
+    def __iter__(self) -> Iterator[str | None]:
+        from gpuplan.catalog import gpu_ids
+
+        return (gpu_id for gpu_id in gpu_ids() if gpu_id in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __contains__(self, gpu_id: object) -> bool:
+        if not isinstance(gpu_id, str):
+            return False
+        try:
+            self[gpu_id]
+        except KeyError:
+            return False
+        return True
+
+
+DCGM_FLOOR: Mapping[str | None, float] = CatalogFigures(lambda gpu: gpu.dcgm_hbm_floor)
+"""DCGM's minimum memory bandwidth per SKU (``dcgm_hbm_floor`` in gpus.toml,
+:data:`DCGM_SOURCE`), shown beside the verdict."""
+
+
+def _catalog(gpu_id: str) -> GPUSpec | None:
+    from gpuplan.catalog import CatalogError, load_gpu
+
+    try:
+        return load_gpu(gpu_id)
+    except CatalogError:
+        return None
+
+
+def catalog_reference(gpu: GPUSpec, field_name: str, value: float | None) -> Reference | None:
+    """``value`` (one of ``gpu``'s catalog figures) with the source the catalog gives it."""
+    if value is None:
+        return None
+    source, _ = gpu.source_of(field_name)
+    return Reference(float(value), source)
+
+
+def dcgm_floor(gpu_id: str | None) -> Reference | None:
+    """DCGM's HBM floor of ``gpu_id`` with its source; None where DCGM lists no floor."""
+    gpu = _catalog(gpu_id) if gpu_id else None
+    return catalog_reference(gpu, "dcgm_hbm_floor", gpu.dcgm_hbm_floor) if gpu else None
+
+
+def published_best_shapes() -> list[BestShape]:
+    """Every best shape of ml-engineering's MAMF table: catalog GPUs (``mamf_best_shape``) by
+    catalog id, then accelerators the catalog does not hold (``[uncatalogued]``) by the table's
+    name."""
+    from gpuplan.catalog import all_gpus, uncatalogued_best_shapes
+
+    tables = [(gpu.id, gpu.mamf_best_shape) for gpu in all_gpus()]
+    tables += [
+        (name, entry["mamf_best_shape"]) for name, entry in uncatalogued_best_shapes().items()
+    ]
+    return [
+        BestShape(gpu_id, dtype, *shape)
+        for gpu_id, shapes in tables
+        for dtype, shape in shapes.items()
+    ]
 
 
 def best_shapes(gpu_id: str | None, dtype: str) -> tuple[list[BestShape], list[BestShape]]:
     """Published best shapes for ``dtype`` (bf16's for fp16, tf32 and fp32, which the table
-    does not list): those of this GPU (or its die), then every other GPU's."""
+    does not list): those of this GPU, then of the GPU whose die it is (``same_die_as``), then
+    every other GPU's."""
     table_dtype = "fp8" if dtype == "fp8" else "bf16"
-    rows = [shape for shape in PUBLISHED_BEST_SHAPES if shape.dtype == table_dtype]
-    own_ids = {gpu_id, SAME_DIE.get(gpu_id or "")} - {None, ""}
-    own = [shape for shape in rows if shape.gpu in own_ids]
+    rows = [shape for shape in published_best_shapes() if shape.dtype == table_dtype]
+    gpu = _catalog(gpu_id) if gpu_id else None
+    own_ids = [gpu.id, gpu.same_die_as] if gpu is not None else [gpu_id]
+    own = [shape for own_id in own_ids for shape in rows if own_id and shape.gpu == own_id]
     return own, [shape for shape in rows if shape not in own]
 
 
-TENSOR_FLOAT_32: dict[str, Reference] = {
-    "a100-sxm-80gb": Reference(130e12, GPU_FRYER_SOURCE),
-    "h100-sxm-80gb": Reference(373e12, GPU_FRYER_SOURCE),
-    "gb200-186gb": Reference(790e12, GPU_FRYER_SOURCE),
-}
-"""tf32 matmul FLOP/s at gpu-fryer's fixed shape, by catalog GPU id. bf16 and fp8 references are
-the catalog's measured MAMF (``achievable_matmul`` in gpus.toml)."""
+def hbm_measurement(gpu_id: str | None, kind: str) -> Reference | None:
+    """The published STREAM-like HBM rate of ``gpu_id`` (``achievable_hbm_copy`` or
+    ``achievable_hbm_read``) with its source; None where unpublished."""
+    gpu = _catalog(gpu_id) if gpu_id else None
+    if gpu is None:
+        return None
+    if kind == "read":
+        return catalog_reference(gpu, "achievable_hbm_read", gpu.achievable_hbm_read)
+    return catalog_reference(gpu, "achievable_hbm_copy", gpu.achievable_hbm_copy)
 
 
-def _azure(value: float, file: str, kernel: str) -> Reference:
-    return Reference(value, AZURE_HBM_SOURCE.format(file=file, kernel=kernel))
+def all_reduce_measurement(gpu_id: str | None) -> Reference | None:
+    """The published 8-GPU all-reduce busbw without NVLS (``achievable_all_reduce_busbw``)."""
+    gpu = _catalog(gpu_id) if gpu_id else None
+    if gpu is None:
+        return None
+    return catalog_reference(gpu, "achievable_all_reduce_busbw", gpu.achievable_all_reduce_busbw)
 
 
-HBM_COPY: dict[str, Reference] = {
-    "a100-sxm-80gb": _azure(1.61e12, "ND_A100_v4_results.md @ 3bb66cac", "Copy"),
-    "h100-sxm-80gb": _azure(
-        2.90e12, "ND_H100_v5_results.md (fork samuel-bohman @ a6533f14)", "Copy"
-    ),
-    "h200-sxm-141gb": _azure(4.01e12, "ND_H200_v5_results.md @ 7f20e5fa", "Copy"),
-}
-"""Measured HBM copy traffic (read + write bytes per second), by catalog GPU id."""
+def nvls_all_reduce_references(gpu: GPUSpec) -> dict[int, Reference]:
+    """``achievable_all_reduce_busbw_nvls`` of ``gpu`` as references by payload in bytes."""
+    source, _ = gpu.source_of("achievable_all_reduce_busbw_nvls")
+    return {
+        size: Reference(busbw, source)
+        for size, busbw in gpu.achievable_all_reduce_busbw_nvls.items()
+    }
 
-HBM_READ: dict[str, Reference] = {
-    "a100-sxm-80gb": _azure(1.75e12, "ND_A100_v4_results.md @ 3bb66cac", "Dot"),
-    "h100-sxm-80gb": _azure(
-        3.18e12, "ND_H100_v5_results.md (fork samuel-bohman @ a6533f14)", "Dot"
-    ),
-    "h200-sxm-141gb": _azure(4.48e12, "ND_H200_v5_results.md @ 7f20e5fa", "Dot"),
-}
-"""Measured HBM read rate (STREAM Dot: two arrays read, nothing written), by catalog GPU id."""
-
-DCGM_FLOOR: dict[str, float] = {
-    "a100-sxm-80gb": 1.173e12,
-    "h100-sxm-80gb": 1.905e12,
-    "h200-sxm-141gb": 2.2125e12,
-    "b200-sxm-180gb": 4.0725e12,
-    "l40s-48gb": 0.525e12,
-}
-"""DCGM's minimum memory bandwidth per SKU (:data:`DCGM_SOURCE`), shown beside the verdict."""
-
-ALL_REDUCE_INTRA_NODE: dict[str, Reference] = {
-    "a100-sxm-80gb": Reference(234.89e9, COLLECTIVE_SOURCE + " (nccl-tests, NVLink 3)"),
-    "a100-sxm-40gb": Reference(234.89e9, COLLECTIVE_SOURCE + " (nccl-tests, NVLink 3)"),
-    "h200-sxm-141gb": Reference(367.61e9, COLLECTIVE_SOURCE + " (NCCL_NVLS_ENABLE=0)"),
-    "h100-sxm-80gb": Reference(367.61e9, COLLECTIVE_SOURCE + " (H200 row, same NVLink 4)"),
-    "b200-sxm-180gb": Reference(682.2e9, COLLECTIVE_SOURCE + " (p6-b200, 8 GiB)"),
-}
-"""All-reduce bus bandwidth of a full 8-GPU node without NVLS, by catalog GPU id."""
 
 PCIE_LANE_BYTES_PER_SECOND: dict[int, float] = {
     1: 2.5e9 * 8 / 10 / 8,
@@ -176,26 +204,17 @@ def pcie_link_bytes_per_second(generation: int, width: int) -> float | None:
     return lane * width if lane and width > 0 else None
 
 
-def _catalog(gpu_id: str) -> Any:
-    from gpuplan.catalog import CatalogError, load_gpu
-
-    try:
-        return load_gpu(gpu_id)
-    except CatalogError:
-        return None
-
-
 def matmul_reference(gpu_id: str | None, dtype: str) -> Reference | None:
     """The measured maximum achievable matmul FLOP/s of ``gpu_id`` in ``dtype``: the catalog's
     MAMF figure (bf16, fp8) with its source (fp16: bf16's where the peaks are equal), or
     gpu-fryer's tf32 floor; None if unpublished."""
-    if not gpu_id:
-        return None
-    if dtype == "tf32":
-        return TENSOR_FLOAT_32.get(gpu_id)
-    gpu = _catalog(gpu_id)
+    gpu = _catalog(gpu_id) if gpu_id else None
     if gpu is None:
         return None
+    if dtype == "tf32":
+        return catalog_reference(
+            gpu, "achievable_tf32_fixed_shape", gpu.achievable_tf32_fixed_shape
+        )
     if dtype == "fp16" and "fp16" not in gpu.achievable_matmul:
         return _fp16_from_bf16(gpu)
     if dtype not in gpu.achievable_matmul:
@@ -204,7 +223,7 @@ def matmul_reference(gpu_id: str | None, dtype: str) -> Reference | None:
     return Reference(float(gpu.achievable_matmul[dtype]), source)
 
 
-def _fp16_from_bf16(gpu: Any) -> Reference | None:
+def _fp16_from_bf16(gpu: GPUSpec) -> Reference | None:
     """The bf16 MAMF for fp16 where the catalog gives both the same tensor-core peak."""
     peaks = gpu.peak_flops
     if "bf16" not in gpu.achievable_matmul or peaks.get("fp16") != peaks.get("bf16"):
@@ -219,19 +238,17 @@ def _fp16_from_bf16(gpu: Any) -> Reference | None:
 def hbm_reference(gpu_id: str | None, kind: str = "copy") -> Reference | None:
     """Achievable HBM rate of ``gpu_id`` for ``kind`` "copy" (read + write traffic) or "read".
 
-    A published STREAM-like measurement where one exists (:data:`HBM_COPY`, :data:`HBM_READ`),
-    else one rule for every other GPU: ``HBM_EFFICIENCY x catalog memory_bandwidth``, the share
-    the speed model itself assumes; None when the catalog has no bandwidth for the GPU.
+    A published STREAM-like measurement where one exists (:func:`hbm_measurement`), else one
+    rule for every other GPU: ``HBM_EFFICIENCY x catalog memory_bandwidth``, the share the speed
+    model itself assumes; None when the catalog has no bandwidth for the GPU.
     """
-    if not gpu_id:
-        return None
-    measured = (HBM_READ if kind == "read" else HBM_COPY).get(gpu_id)
+    measured = hbm_measurement(gpu_id, kind)
     if measured is not None:
         return measured
     from gpuplan.estimate.kernels import HBM_EFFICIENCY
 
-    gpu = _catalog(gpu_id)
-    bandwidth = getattr(gpu, "memory_bandwidth", None) if gpu is not None else None
+    gpu = _catalog(gpu_id) if gpu_id else None
+    bandwidth = gpu.memory_bandwidth if gpu is not None else None
     if not bandwidth:
         return None
     return Reference(HBM_EFFICIENCY * bandwidth, HBM_RULE_SOURCE.format(share=HBM_EFFICIENCY))
@@ -289,8 +306,9 @@ def intra_node_collective_reference(
     A published measurement for an 8-GPU all-reduce where one exists, else 80 % of the
     catalog's unidirectional link bandwidth (ml-engineering's "normal case").
     """
-    if gpu_id and collective == "all_reduce" and ranks == 8 and gpu_id in ALL_REDUCE_INTRA_NODE:
-        return ALL_REDUCE_INTRA_NODE[gpu_id]
+    measured = all_reduce_measurement(gpu_id) if collective == "all_reduce" and ranks == 8 else None
+    if measured is not None:
+        return measured
     if link_bandwidth:
         return Reference(LINK_EFFICIENCY * link_bandwidth, LINK_RULE_SOURCE)
     return None

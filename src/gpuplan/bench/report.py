@@ -140,6 +140,21 @@ DEFAULT_THRESHOLDS: dict[str, Threshold] = {
         0.0,
         "any uncorrectable ECC error during the run (ml-engineering: RMA the GPU)",
     ),
+    "xid": Threshold(
+        AT_MOST,
+        0.0,
+        0.0,
+        "any critical XID the driver raised during the run marks the GPU unhealthy "
+        "(Azure/azurehpc-health-checks, customTests/azure_gpu_xid.nhc, XID_EC)",
+    ),
+    "remapped_rows": Threshold(
+        AT_MOST,
+        0.0,
+        0.0,
+        "rows remapped for uncorrectable errors during the run, a pending remap (needs a GPU "
+        "reset) or a failed one (no spare rows: replace the GPU): NVIDIA, A100 GPU Memory Error "
+        "Management (docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt)",
+    ),
     "probe_throughput": Threshold(
         WITHIN,
         0.15,

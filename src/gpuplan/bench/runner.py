@@ -454,7 +454,12 @@ def pcie_figures(transfers: dict[str, Any], device_index: int) -> list[Figure]:
                 reference=reference.value if reference else None,
                 reference_source=reference.source if reference else "",
                 skip_reason=skip,
-                details={"pcie_link": link, "link": link_note},
+                details={
+                    "pcie_link": link,
+                    "link": link_note,
+                    "numa_cpus": transfers.get("numa_cpus"),
+                    "numa_binding": transfers.get("numa_binding", "not bound: not measured"),
+                },
             )
         )
     return figures
@@ -599,13 +604,17 @@ def measure_burn(context: RunContext) -> None:
                 "ratio",
                 entry["fluctuation"],
                 details={
-                    k: entry[k]
-                    for k in (
-                        "median_flops_per_second",
-                        "coefficient_of_variation",
-                        "drift",
-                        "result_mismatches",
-                    )
+                    **{
+                        k: entry[k]
+                        for k in (
+                            "median_flops_per_second",
+                            "coefficient_of_variation",
+                            "drift",
+                            "result_mismatches",
+                        )
+                    },
+                    "numa_cpus": entry.get("numa_cpus"),
+                    "numa_binding": entry.get("numa_binding", "not bound: CPU run"),
                 },
             )
         )
@@ -711,6 +720,174 @@ MEASUREMENTS: dict[str, Callable[[RunContext], None]] = {
     "burn": measure_burn,
     "probe": measure_probe,
 }
+
+
+NO_NVML_REASON = "no NVML (nvidia-ml-py or the driver's libnvidia-ml missing)"
+KERNEL_LOG_NOTE = "XIDs raised before the run are in the kernel log only (dmesg | grep -i xid)"
+
+
+@dataclass
+class HealthWatch:
+    """The driver's fault reports over the whole run: XIDs through an NVML event set from
+    before the first part to the end, and remapped rows read at the start and after the burn
+    (or at the end without one). ``nvml_indices`` is in torch order; None: not paired."""
+
+    nvml: Any
+    nvml_indices: list[int | None]
+    monitor: Any = None
+    rows_before: dict[int, tuple[Any, str]] = field(default_factory=dict)
+    rows_after: dict[int, tuple[Any, str]] = field(default_factory=dict)
+    rows_after_when: str = ""
+    errors: list[str] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, nvml: Any, torch: ModuleType) -> HealthWatch:
+        from gpuplan.bench.environment import (
+            XidMonitor,
+            nvml_indices_for_torch_devices,
+            remapped_rows_reading,
+        )
+
+        if nvml is None:
+            return cls(None, [None] * _device_count(torch))
+        indices = nvml_indices_for_torch_devices(nvml, torch)
+        known = [index for index in indices if index is not None]
+        watch = cls(nvml, indices, XidMonitor.start(nvml, known))
+        watch.rows_before = {index: remapped_rows_reading(nvml, index) for index in known}
+        return watch
+
+    def after_part(self, part: str) -> None:
+        """Collect the XIDs raised so far; after the burn, read the remapped rows again."""
+        self._guarded(self._drain)
+        if part == "burn":
+            self._guarded(lambda: self.read_rows_after("after the burn"))
+
+    def _guarded(self, step: Callable[[], None]) -> None:
+        """``step()``; an exception is kept in ``errors`` (shown in the figures), not raised."""
+        try:
+            step()
+        except Exception as error:
+            self.errors.append(one_line(error))
+
+    def _drain(self) -> None:
+        if self.monitor is not None:
+            self.monitor.drain()
+
+    def read_rows_after(self, when: str) -> None:
+        from gpuplan.bench.environment import remapped_rows_reading
+
+        self.rows_after = {
+            index: remapped_rows_reading(self.nvml, index) for index in self.rows_before
+        }
+        self.rows_after_when = when
+
+    def finish(self) -> None:
+        """The last XIDs, the end-of-run row reading where no burn took one, the event set freed."""
+        if self.monitor is None:
+            return
+        self._guarded(self._drain)
+        if not self.rows_after_when:
+            self._guarded(lambda: self.read_rows_after("at the end of the run"))
+        self._guarded(self.monitor.close)
+
+    def figures(self) -> list[Figure]:
+        figures = []
+        for torch_index, nvml_index in enumerate(self.nvml_indices):
+            figures.append(self.xid_figure(torch_index, nvml_index))
+            figures.append(self.remapped_rows_figure(torch_index, nvml_index))
+        return figures
+
+    def _unpaired_reason(self, torch_index: int) -> str:
+        if self.nvml is None:
+            return NO_NVML_REASON
+        return f"the NVML index of cuda:{torch_index} is unknown (its UUID matched no NVML GPU)"
+
+    def xid_figure(self, torch_index: int, nvml_index: int | None) -> Figure:
+        """Critical XIDs (:data:`gpuplan.bench.environment.CRITICAL_XIDS`) seen on the GPU since
+        the run started; the non-critical ones in the details."""
+        key, label = (
+            f"health.xid.cuda:{torch_index}",
+            f"critical XIDs during the run cuda:{torch_index}",
+        )
+        if nvml_index is None or self.monitor is None:
+            reason = self._unpaired_reason(torch_index)
+            return Figure(
+                key, label, "xid", "count", None, skip_reason=f"{reason}; {KERNEL_LOG_NOTE}"
+            )
+        unwatched = self.monitor.unwatched_reason(nvml_index)
+        if unwatched:
+            return Figure(
+                key,
+                label,
+                "xid",
+                "count",
+                None,
+                skip_reason=f"no NVML XID events ({unwatched}); {KERNEL_LOG_NOTE}",
+            )
+        events = self.monitor.events_of(nvml_index)
+        critical = [event.xid for event in events if event.critical]
+        other = [event.xid for event in events if not event.critical]
+        named = f": XID {', '.join(map(str, critical))}" if critical else ""
+        return Figure(
+            key,
+            label + named,
+            "xid",
+            "count",
+            float(len(critical)),
+            details={
+                "critical_xids": critical,
+                "non_critical_xids": other,
+                "nvml_index": nvml_index,
+                "note": KERNEL_LOG_NOTE,
+                "watch_errors": list(self.errors),
+            },
+        )
+
+    def remapped_rows_figure(self, torch_index: int, nvml_index: int | None) -> Figure:
+        """Row-remap faults: uncorrectable remaps added during the run, plus one for a pending
+        and one for a failed remap (:func:`gpuplan.bench.environment.remapped_rows_finding`)."""
+        from gpuplan.bench.environment import remapped_rows_finding
+
+        key = f"health.remapped_rows.cuda:{torch_index}"
+        label = f"HBM row remapping during the run cuda:{torch_index}"
+        if nvml_index is None or self.nvml is None:
+            reason = self._unpaired_reason(torch_index)
+            return Figure(key, label, "remapped_rows", "count", None, skip_reason=reason)
+        before, before_error = self.rows_before.get(nvml_index, (None, "not read"))
+        after, after_error = self.rows_after.get(nvml_index, (before, before_error))
+        if before is None or after is None:
+            reason = before_error or after_error
+            return Figure(
+                key,
+                label,
+                "remapped_rows",
+                "count",
+                None,
+                skip_reason=f"remapped rows not readable ({reason}); A100 and later only",
+            )
+        finding = remapped_rows_finding(before, after)
+        faults = max(0, after.uncorrectable - before.uncorrectable) + after.pending + after.failure
+        return Figure(
+            key,
+            f"{label}: {finding}" if finding else label,
+            "remapped_rows",
+            "count",
+            float(faults),
+            details={
+                "before": before.to_dict(),
+                "after": after.to_dict(),
+                "after_read": self.rows_after_when or "not yet (same as the start)",
+                "finding": finding,
+                "nvml_index": nvml_index,
+            },
+        )
+
+
+def _device_count(torch: ModuleType) -> int:
+    try:
+        return int(torch.cuda.device_count())
+    except Exception:
+        return 0
 
 
 def health_figures(header: Mapping[str, Any]) -> list[Figure]:
@@ -880,6 +1057,7 @@ def run_bench(
     header = provenance(options.device, options.command, torch)
     context = RunContext(torch, options, _catalog_gpu(options, header), nvml)
     context.figures.extend(health_figures(header))
+    watch = HealthWatch.start(nvml, torch) if options.device == "cuda" else None
     if progress is not None:
         context.progress = progress
     chosen = [part for part in PARTS if part in options.parts]
@@ -889,7 +1067,7 @@ def run_bench(
         result = assemble_result(
             header,
             context.gpu_id,
-            context.figures,
+            context.figures + (watch.figures() if watch is not None else []),
             context.measurements,
             options.thresholds,
             states,
@@ -899,15 +1077,22 @@ def run_bench(
         return result
 
     snapshot()
-    for part in chosen:
-        try:
-            states[part] = run_part(context, part)
-        except KeyboardInterrupt:
-            states[part] = "interrupted"
+    try:
+        for part in chosen:
+            try:
+                states[part] = run_part(context, part)
+            except KeyboardInterrupt:
+                states[part] = "interrupted"
+                raise
+            finally:
+                if watch is not None:
+                    watch.after_part(part)
             snapshot()
-            raise
+    finally:
+        if watch is not None:
+            watch.finish()
         result = snapshot()
-    return result if chosen else snapshot()
+    return result
 
 
 def store_collectives_run(table: dict[str, Any], command: str) -> int:

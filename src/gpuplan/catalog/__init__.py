@@ -97,13 +97,65 @@ def resolve_gpu_id(name: str) -> str:
 def load_gpu(name: str) -> GPUSpec:
     """The catalog GPU for an id or alias."""
     gpu_id = resolve_gpu_id(name)
-    entry = dict(gpu_entries()[gpu_id])
+    return gpu_spec_from_entry(gpu_id, gpu_entries()[gpu_id])
+
+
+def gpu_spec_from_entry(gpu_id: str, raw: dict[str, Any]) -> GPUSpec:
+    """A ``GPUSpec`` from one gpus.toml entry; a key the spec does not know is a TypeError."""
+    entry = dict(raw)
     entry["aliases"] = tuple(entry.get("aliases", ()))
     entry["peak_flops"] = {k: float(v) for k, v in entry["peak_flops"].items()}
     entry["achievable_matmul"] = {
         k: float(v) for k, v in entry.get("achievable_matmul", {}).items()
     }
+    entry["mamf_best_shape"] = {
+        dtype: gemm_shape(f"{gpu_id}: mamf_best_shape.{dtype}", dims)
+        for dtype, dims in entry.get("mamf_best_shape", {}).items()
+    }
+    entry["achievable_all_reduce_busbw_nvls"] = {
+        payload_bytes(f"{gpu_id}: achievable_all_reduce_busbw_nvls", size): float(busbw)
+        for size, busbw in entry.get("achievable_all_reduce_busbw_nvls", {}).items()
+    }
+    same_die = entry.get("same_die_as")
+    if same_die is not None and same_die not in gpu_entries():
+        raise CatalogError(f"gpus.toml {gpu_id}: same_die_as {shown(same_die)} is not a catalog id")
     return GPUSpec(id=gpu_id, **entry)
+
+
+def gemm_shape(field_name: str, dims: Any) -> tuple[int, int, int]:
+    """``[m, n, k]`` from the catalog as a tuple of three positive integers."""
+    if not (
+        isinstance(dims, list)
+        and len(dims) == 3
+        and all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in dims)
+    ):
+        raise InputError(
+            f"gpus.toml {field_name}: expected [m, n, k] positive integers, got {dims!r}"
+        )
+    return dims[0], dims[1], dims[2]
+
+
+def payload_bytes(field_name: str, key: str) -> int:
+    """A payload size in bytes from a TOML key ("2147483648")."""
+    if not key.isdigit() or int(key) <= 0:
+        raise InputError(f"gpus.toml {field_name}: payload key {key!r} is not a size in bytes")
+    return int(key)
+
+
+def uncatalogued_best_shapes() -> dict[str, dict[str, Any]]:
+    """Published MAMF best shapes of accelerators the catalog holds no entry for (GH200,
+    MI325X, MI355X), by ml-engineering's name: ``mamf_best_shape``, ``source``, ``observed``."""
+    entries: dict[str, dict[str, Any]] = _read("gpus.toml").get("uncatalogued", {})
+    return {
+        name: {
+            **entry,
+            "mamf_best_shape": {
+                dtype: gemm_shape(f"uncatalogued {name}: mamf_best_shape.{dtype}", dims)
+                for dtype, dims in entry["mamf_best_shape"].items()
+            },
+        }
+        for name, entry in entries.items()
+    }
 
 
 def all_gpus() -> list[GPUSpec]:

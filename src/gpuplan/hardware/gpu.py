@@ -65,6 +65,25 @@ class GPUSpec:
     nvlink_domain_size: int = 1
     achievable_matmul: Mapping[str, float] = field(default_factory=dict)
     """Measured Maximum Achievable Matmul FLOP/s by dtype (mamf-finder), where published."""
+    mamf_best_shape: Mapping[str, tuple[int, int, int]] = field(default_factory=dict)
+    """The GEMM shape ``(m, n, k)`` at which ``achievable_matmul`` was reached, by dtype."""
+    same_die_as: str = ""
+    """Catalog id of the GPU whose die this one is (H800 -> H100): its best shapes stand in for
+    a dtype this GPU has none of."""
+    achievable_tf32_fixed_shape: float | None = None
+    """tf32 matmul FLOP/s at gpu-fryer's fixed 8192^3 shape: a floor, not a maximum."""
+    achievable_hbm_copy: float | None = None
+    """Measured STREAM-like copy traffic, bytes read plus bytes written per second."""
+    achievable_hbm_read: float | None = None
+    """Measured STREAM Dot read rate (two arrays read, nothing written), bytes per second."""
+    dcgm_hbm_floor: float | None = None
+    """DCGM's minimum memory bandwidth for this SKU, bytes per second: a diagnostic floor."""
+    achievable_all_reduce_busbw: float | None = None
+    """All-reduce bus bandwidth of a full 8-GPU node without NVLS, bytes per second."""
+    achievable_all_reduce_busbw_nvls: Mapping[int, float] = field(default_factory=dict)
+    """All-reduce busbw of a full 8-GPU node with NVLS on, by payload in bytes."""
+    nvls_min_ranks: int | None = None
+    """The fewest ranks in one node at which NCCL selects NVLS (NVLink SHARP)."""
     peer_to_peer: bool = True
     """Whether two of these GPUs in one server exchange data directly over PCIe or their fabric.
     GeForce cards do not: NVIDIA's driver disables PCIe peer-to-peer on them, and NCCL stages
@@ -109,6 +128,13 @@ class GPUSpec:
             )
         return float(self.memory_bandwidth)
 
+    def achievable_hbm_share(self) -> float | None:
+        """``achievable_hbm_copy / memory_bandwidth``: the share of the data-sheet bandwidth a
+        measured STREAM-like copy reaches; None where either figure is missing."""
+        if self.achievable_hbm_copy is None or not self.memory_bandwidth:
+            return None
+        return self.achievable_hbm_copy / self.memory_bandwidth
+
     def half_precision_peak(self) -> float:
         """Dense bf16 peak, or fp16 on GPUs without bf16 (V100): the reference for MFU."""
         return self.peak("bf16") if "bf16" in self.peak_flops else self.peak("fp16")
@@ -151,6 +177,19 @@ class GPUSpec:
             "memory_bandwidth_bytes_per_second": self.memory_bandwidth,
             "peak_flops": dict(self.peak_flops),
             "achievable_matmul": dict(self.achievable_matmul),
+            "mamf_best_shape": {
+                dtype: list(shape) for dtype, shape in self.mamf_best_shape.items()
+            },
+            "same_die_as": self.same_die_as,
+            "achievable_tf32_fixed_shape": self.achievable_tf32_fixed_shape,
+            "achievable_hbm_copy_bytes_per_second": self.achievable_hbm_copy,
+            "achievable_hbm_read_bytes_per_second": self.achievable_hbm_read,
+            "dcgm_hbm_floor_bytes_per_second": self.dcgm_hbm_floor,
+            "achievable_all_reduce_busbw_bytes_per_second": self.achievable_all_reduce_busbw,
+            "achievable_all_reduce_busbw_nvls_bytes_per_second": {
+                str(size): busbw for size, busbw in self.achievable_all_reduce_busbw_nvls.items()
+            },
+            "nvls_min_ranks": self.nvls_min_ranks,
             "accumulate": self.accumulate,
             "intra_node_link": self.intra_node_link,
             "intra_node_bandwidth_bytes_per_second": self.intra_node_bandwidth,
