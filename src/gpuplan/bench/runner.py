@@ -384,7 +384,7 @@ def hbm_figures(
     """Copy traffic and read rate, each held to the published rate of the same kind; GPU 0's
     keys carry no device suffix."""
     spec = context.gpu_spec.memory_bandwidth if context.gpu_spec is not None else None
-    floor = references.DCGM_FLOOR.get(context.gpu_id or "")
+    floor = references.dcgm_floor(context.gpu_id)
     figures = []
     for key, label, value, kind in (
         (
@@ -415,8 +415,8 @@ def hbm_figures(
                 skip_reason="" if reference or spec else _no_spec_reason(context),
                 details={
                     "buffer_bytes": device_memory["buffer_bytes"],
-                    "dcgm_floor_bytes_per_second": floor,
-                    "dcgm_floor_source": references.DCGM_SOURCE if floor else "",
+                    "dcgm_floor_bytes_per_second": floor.value if floor else None,
+                    "dcgm_floor_source": floor.source if floor else "",
                 },
             )
         )
