@@ -1,15 +1,13 @@
 """Local SQLite store for benchmark runs (and, later, calibration profiles and saved plans).
 
-The database lives in the user's data directory: ``$GPUPLAN_DATA_DIR`` when set, else
-``$XDG_DATA_HOME/gpuplan``, else ``~/.local/share/gpuplan``. Every write is one transaction:
-a run is stored whole (:func:`save_bench_run`), or created first and rewritten after each part
+The database lives in the user's data directory (:func:`gpuplan.user_data.data_directory`).
+Every write is one transaction: a run is stored whole (:func:`save_bench_run`), or created first and rewritten after each part
 (:func:`create_bench_run`, :func:`update_bench_run`), so a crash keeps the parts already done.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,8 +17,8 @@ from typing import Any
 
 from gpuplan.errors import InputError
 from gpuplan.jsonable import to_json
+from gpuplan.user_data import DATA_DIR_VARIABLE, data_directory
 
-DATA_DIR_VARIABLE = "GPUPLAN_DATA_DIR"
 DATABASE_NAME = "gpuplan.sqlite3"
 SCHEMA_VERSION = 1
 
@@ -68,16 +66,6 @@ class StoredRunSummary:
             "command": self.command,
             "worst_verdict": self.worst_verdict,
         }
-
-
-def data_directory() -> Path:
-    """Where gpuplan keeps its database (created on first use)."""
-    configured = os.environ.get(DATA_DIR_VARIABLE)
-    if configured:
-        return Path(configured).expanduser()
-    xdg = os.environ.get("XDG_DATA_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
-    return base / "gpuplan"
 
 
 def database_path() -> Path:
