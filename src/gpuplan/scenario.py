@@ -66,7 +66,7 @@ TOP_LEVEL_KEYS = (
     "startup",
     "training",
 )
-MOE_KEYS = ("dispatch", "dispatch_dtype", "load_imbalance", "routing")
+MOE_KEYS = ("dispatch", "dispatch_dtype", "load_imbalance", "routing", "a2a_overlap")
 STARTUP_KEYS = ("provisioning", "image_pull", "compile", "communicator_per_node")
 RELIABILITY_KEYS = (
     "failures_per_gpu_hour",
@@ -457,6 +457,7 @@ def _parse_moe(value: Any) -> MoEOptions:
         dispatch_dtype=str(value.get("dispatch_dtype", defaults.dispatch_dtype)),
         load_imbalance=float(imbalance),
         routing=str(value.get("routing", defaults.routing)),
+        a2a_overlap=value.get("a2a_overlap", defaults.a2a_overlap),
     )
 
 

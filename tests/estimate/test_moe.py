@@ -106,3 +106,24 @@ def test_bad_moe_options_name_the_field():
         _expert_seconds(routing="random")
     with pytest.raises(InputError, match=r"moe\.load_imbalance"):
         _expert_seconds(load_imbalance=0.9)
+
+
+def test_overlapped_dispatch_hides_behind_compute_but_slows_it():
+    """Under another micro-batch's compute ``c`` the all-to-alls ``d`` cost only what sticks
+    out, plus the SMs they hold: ``max(d, c + s min(d, c)) - c``."""
+    from gpuplan.estimate.moe import COMMUNICATION_SM_SHARE, overlapped_dispatch_seconds
+
+    short, long = np.array(1.0), np.array(3.0)
+    assert float(overlapped_dispatch_seconds(short, long)) == pytest.approx(
+        COMMUNICATION_SM_SHARE * 1.0
+    )
+    assert float(overlapped_dispatch_seconds(long, short)) == pytest.approx(2.0)
+    assert float(overlapped_dispatch_seconds(np.array(0.0), long)) == 0.0
+
+
+def test_a2a_overlap_shrinks_the_exposed_dispatch():
+    exposed = _expert_seconds(dispatch="deepep")
+    overlapped = _expert_seconds(dispatch="deepep", a2a_overlap=True)
+    assert 0.0 < overlapped < 0.5 * exposed
+    with pytest.raises(InputError, match=r"moe\.a2a_overlap: expected true or false"):
+        _expert_seconds(a2a_overlap="yes")

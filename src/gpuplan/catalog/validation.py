@@ -133,6 +133,8 @@ class ValidationRow:
         moe = {
             **({"dispatch": "deepep"} if "deepep" in detail else {}),
             **({"routing": "round_robin"} if "fake balanced gate" in detail else {}),
+            **({"dispatch_dtype": "fp8"} if "fp8 dispatch" in detail else {}),
+            **({"a2a_overlap": True} if "dualpipe" in detail or "ep a2a overlap" in detail else {}),
         }
         if moe:
             scenario["moe"] = moe

@@ -23,6 +23,12 @@ report, section 3.2.2). One rank sends ``tokens * k * h`` elements per pass (spl
 
 ``load_imbalance``: the busiest expert's load over the mean; the ranks wait for it, so the
 expert GEMMs and the dispatch to that rank take that much longer.
+
+``a2a_overlap`` (:func:`overlapped_dispatch_seconds`): a schedule that runs one micro-batch's
+all-to-alls under another micro-batch's compute, layer by layer (DeepSeek-V3's DualPipe,
+report section 3.2.1; Megatron-Core's ``--overlap-moe-expert-parallel-comm``, which merges the
+forward of one micro-batch with the backward of another). The communication kernels occupy
+some of the GPU's SMs meanwhile, so the compute under them runs slower.
 """
 
 from __future__ import annotations
@@ -50,6 +56,12 @@ FP8_DISPATCH_BYTES = 1.0 + 4.0 / 128.0
 """Bytes per element of an fp8 dispatch with one fp32 scale per 128 values."""
 
 PASSES_PER_LAYER = 4
+
+COMMUNICATION_SM_SHARE = 20.0 / 132.0
+"""Share of the GPU's SMs the all-to-all kernels hold while they run under compute: DeepSeek-V3
+dedicates 20 of the H800's 132 SMs to communication ("only 20 SMs are sufficient to fully
+utilize the bandwidths of IB and NVLink", report section 3.2.2); DeepEP's normal kernels default
+to the same 20 (``Buffer.num_sms = 20``, deepseek-ai/DeepEP ``deep_ep/buffer.py``)."""
 
 
 def _reach_probability(pool: int, held: int, k: int) -> float:
@@ -145,3 +157,13 @@ def expert_dispatch_seconds(
         "all_to_all", volume / PASSES_PER_LAYER, group_size, stride, cluster, links
     )
     return np.asarray(PASSES_PER_LAYER * one_pass, dtype=float)
+
+
+def overlapped_dispatch_seconds(dispatch: FloatArray, layer_compute: FloatArray) -> FloatArray:
+    """Seconds one MoE layer's all-to-alls add to a micro-batch when they run under the compute
+    ``c`` of another micro-batch's layer: the pair takes ``max(d, c + s min(d, c))``, ``s`` the
+    SM share the communication kernels hold (:data:`COMMUNICATION_SM_SHARE`), of which ``c`` is
+    already counted: ``max(d, c + s min(d, c)) - c``."""
+    shared = np.minimum(dispatch, layer_compute)
+    paired = np.maximum(dispatch, layer_compute + COMMUNICATION_SM_SHARE * shared)
+    return np.asarray(paired - layer_compute, dtype=float)

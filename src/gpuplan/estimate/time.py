@@ -84,7 +84,7 @@ from gpuplan.estimate.kernels import (
     gemm_share_of_peak,
 )
 from gpuplan.estimate.memory import BF16, lora_params_per_layer
-from gpuplan.estimate.moe import expert_dispatch_seconds
+from gpuplan.estimate.moe import expert_dispatch_seconds, overlapped_dispatch_seconds
 from gpuplan.estimate.traffic import (
     fp8_cast_bytes_per_token,
     layer_traffic_bytes_per_token,
@@ -307,14 +307,17 @@ def estimate_step_time(
     attention_per_layer = attention / np.maximum(layers_on_stage, 1.0)
     context_parallel = layers_on_stage * np.maximum(ring - attention_per_layer, 0.0)
     moe_layers = layers_on_stage * (model.num_moe_layers / model.num_layers)
-    expert_parallel = (
-        moe_layers
-        * expert_dispatch_seconds(
+    if model.is_moe:
+        dispatch = expert_dispatch_seconds(
             model, job.moe, tokens, tp, groups["ep"].size, groups["ep"].stride, cluster, links
         )
-        if model.is_moe
-        else np.zeros_like(compute)
-    )
+        if job.moe.a2a_overlap:
+            dispatch = overlapped_dispatch_seconds(
+                dispatch, compute / np.maximum(layers_on_stage, 1.0)
+            )
+        expert_parallel = moe_layers * dispatch
+    else:
+        expert_parallel = np.zeros_like(compute)
     send_bytes = activation_bytes / np.where(layout.sequence_parallel, tp, 1.0)
     send = collective_seconds(
         "p2p", send_bytes, groups["pp"].size, groups["pp"].stride, cluster, links

@@ -54,12 +54,15 @@ class MoEOptions:
     the forward dispatch; the load of the busiest expert over the mean (1 = balanced); and
     which experts a token reaches: ``learned`` (a trained router: its ``k`` experts anywhere,
     within the router's group limit) or ``round_robin`` (a benchmark's fixed balanced gate that
-    sends token ``t`` to experts ``t k ... t k + k - 1``, NeMo AutoModel ``FakeBalancedGate``)."""
+    sends token ``t`` to experts ``t k ... t k + k - 1``, NeMo AutoModel ``FakeBalancedGate``);
+    and whether one micro-batch's all-to-alls run under another micro-batch's compute
+    (``a2a_overlap``: DeepSeek-V3's DualPipe, Megatron-Core ``--overlap-moe-expert-parallel-comm``)."""
 
     dispatch: str = "all_to_all"
     dispatch_dtype: str = "bf16"
     load_imbalance: float = 1.0
     routing: str = "learned"
+    a2a_overlap: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dispatch", _choice("moe.dispatch", self.dispatch, MOE_DISPATCHES))
@@ -69,6 +72,8 @@ class MoEOptions:
             _choice("moe.dispatch_dtype", self.dispatch_dtype, MOE_DISPATCH_DTYPES),
         )
         object.__setattr__(self, "routing", _choice("moe.routing", self.routing, MOE_ROUTINGS))
+        if not isinstance(self.a2a_overlap, bool):
+            raise JobError(f"moe.a2a_overlap: expected true or false, got {self.a2a_overlap!r}")
         if not self.load_imbalance >= 1.0:
             raise JobError(
                 f"moe.load_imbalance: the busiest expert's load over the mean, a number >= 1, "
