@@ -80,6 +80,7 @@ HARDWARE_KEYS = (
     "count",
     "gpus_per_node",
     "inter_node",
+    "nics_per_node",
     "p2p",
     "offer",
     "offers_file",
@@ -357,8 +358,8 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
 
 
 def _parse_cluster(hardware: Mapping[str, Any]) -> Cluster | None:
-    """``hardware``: a GPU in its usual servers (``gpus_per_node``, ``inter_node``, ``p2p``
-    override them), or ``offer``: the machine an offer sells, ``count`` GPUs of it; the offer
+    """``hardware``: a GPU in its usual servers (``gpus_per_node``, ``inter_node``,
+    ``nics_per_node``, ``p2p`` override them), or ``offer``: the machine an offer sells, ``count`` GPUs of it; the offer
     is the catalog's or, with ``offers_file``, one of the user's own offers file."""
     from gpuplan.catalog import load_gpu
 
@@ -398,6 +399,7 @@ def _parse_cluster(hardware: Mapping[str, Any]) -> Cluster | None:
         count=count,
         gpus_per_node=_integer(hardware, "gpus_per_node", "hardware.", 0) or 0,
         inter_node=str(hardware.get("inter_node") or ""),
+        nics_per_node=_integer(hardware, "nics_per_node", "hardware.", 0) or 0,
         peer_to_peer=p2p,
         power_limit_watts=_power_limit(hardware),
     )

@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gpuplan.catalog import load_gpu
+from gpuplan.errors import InputError
 from gpuplan.estimate.comm import (
     COLLECTIVES,
     DEFAULT_LINKS,
@@ -196,3 +197,19 @@ def test_parallel_groups_follow_megatron_rank_order():
     }
     for name, (size, stride) in expected.items():
         assert (groups[name].size[0], groups[name].stride[0]) == (size, stride), name
+
+
+def test_nodes_with_fewer_nics_than_gpus_share_them():
+    """4 x 100G RoCE per 8-GPU node (InternEvo's A100 cluster, doc/en/train_performance.md) is
+    50 Gb/s per GPU, and a cross-node all-reduce takes twice as long as on 8 NICs."""
+    gpu = load_gpu("a100-sxm-80gb")
+    shared = Cluster(gpu, count=64, inter_node="roce-100g", nics_per_node=4)
+    one_each = Cluster(gpu, count=64, inter_node="roce-100g")
+    assert shared.inter_node_bandwidth == pytest.approx(50e9 / 8)
+    assert one_each.inter_node_bandwidth == pytest.approx(100e9 / 8)
+    size = 4e9
+    slow = collective_seconds("all_reduce", size, 8, 8, shared)
+    fast = collective_seconds("all_reduce", size, 8, 8, one_each)
+    assert float(slow) == pytest.approx(2 * float(fast), rel=0.05)
+    with pytest.raises(InputError, match=r"hardware\.nics_per_node: between 1 and the node's 8"):
+        Cluster(gpu, count=64, nics_per_node=9)

@@ -184,11 +184,17 @@ class ThroughputRow(ValidationRow):
     peak_flops_assumed: float | None = None
     power_limit_watts: float | None = None
     fp8_recipe: str | None = None
+    inter_node: str | None = None
+    nics_per_node: int | None = None
 
     def scenario(self) -> dict[str, Any]:
-        """The row's scenario, with the GPUs' power limit and the fp8 scaling recipe where the
-        source states them."""
+        """The row's scenario, with the GPUs' power limit, the cluster network and the fp8
+        scaling recipe where the source states them."""
         scenario = super().scenario()
+        if self.inter_node:
+            scenario.setdefault("hardware", {})["inter_node"] = self.inter_node
+        if self.nics_per_node:
+            scenario.setdefault("hardware", {})["nics_per_node"] = self.nics_per_node
         if self.fp8_recipe:
             scenario["fp8_recipe"] = self.fp8_recipe
         if self.power_limit_watts is not None:
@@ -200,7 +206,7 @@ RowT = TypeVar("RowT", bound=ValidationRow)
 
 _INT_FIELDS = {
     "lora_rank", "lora_alpha", "capacity_bytes", "num_gpus", "dp", "tp", "pp", "vpp", "cp", "ep",
-    "zero", "micro_batch", "seq_len", "global_batch", "measured_bytes",
+    "zero", "micro_batch", "seq_len", "global_batch", "measured_bytes", "nics_per_node",
 }  # fmt: skip
 _FLOAT_FIELDS = {
     "lora_dropout", "tokens_per_second_per_gpu", "tflops_per_gpu", "mfu", "hfu", "peak_flops_assumed",

@@ -68,8 +68,10 @@ class Cluster:
 
     ``intra_node_link`` and ``peer_to_peer`` default to the GPU's catalog entry;
     ``network``/``inter_node_bandwidth`` to the named ``inter_node`` network (or the default
-    one); ``nvlink_domain`` to the GPU's NVLink domain. ``network_assumed`` marks a network the
-    seller does not list (the user allowed the plan anyway).
+    one), one NIC per GPU unless ``nics_per_node`` says fewer: the node's NICs are then shared,
+    ``rate * nics_per_node / gpus_per_node`` per GPU; ``nvlink_domain`` to the GPU's NVLink
+    domain. ``network_assumed`` marks a network the seller does not list (the user allowed the
+    plan anyway).
     """
 
     gpu: GPUSpec
@@ -83,6 +85,7 @@ class Cluster:
     nvlink_domain: int = 0
     network_assumed: bool = False
     power_limit_watts: float | None = None
+    nics_per_node: int = 0
 
     def __post_init__(self) -> None:
         if self.power_limit_watts is not None and not self.power_limit_watts > 0:
@@ -119,6 +122,13 @@ class Cluster:
                     f"hardware.inter_node: {name!r} is not one of {', '.join(INTER_NODE_NETWORKS)}"
                 )
             kind, rate = INTER_NODE_NETWORKS[name]
+            if self.nics_per_node:
+                if not 1 <= self.nics_per_node <= per_node:
+                    raise ClusterError(
+                        f"hardware.nics_per_node: between 1 and the node's {per_node} GPUs, "
+                        f"got {self.nics_per_node}"
+                    )
+                rate = rate * self.nics_per_node / per_node
             object.__setattr__(self, "inter_node", name)
             object.__setattr__(self, "network", kind)
             object.__setattr__(self, "inter_node_bandwidth", rate)
@@ -213,6 +223,7 @@ class Cluster:
             "inter_node": self.inter_node,
             "network": self.network,
             "network_bytes_per_second_per_gpu": self.inter_node_bandwidth,
+            "nics_per_node": self.nics_per_node or self.gpus_per_node,
             "network_assumed": self.network_assumed,
             "power_limit_watts": self.power_limit_watts,
             "clock_share": self.clock_share,
