@@ -191,6 +191,10 @@ BAD_MAPPINGS = [
     ({**SIZES, "model_type": "mixtral", "num_experts_per_tok": 9}, "num_experts_per_tok"),
     ({"model_type": "gpt5"}, "model_type"),
     ({**SIZES, "num_hidden_layers": 10**9}, "num_hidden_layers"),
+    (
+        {**SIZES, "model_type": "gemma2", "num_hidden_layers": 10**9, "sliding_window": 16},
+        "num_hidden_layers",
+    ),
     ({**SIZES, "num_attention_heads": 32, "num_key_value_heads": 5}, "num_key_value_heads"),
     ({"num_hidden_layers": 2, "hidden_size": 16, "num_attention_heads": 32}, "num_attention_heads"),
     ({**SIZES, "vocab_size": float("inf")}, "vocab_size"),

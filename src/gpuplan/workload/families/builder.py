@@ -62,8 +62,14 @@ def build_spec(
 def attention_fields(values: Values, family: Family) -> Fields:
     """Layers, hidden size, query and KV heads (KV defaults to the query heads: multi-head
     attention), ``head_dim`` (defaults to hidden / heads), and the projections' biases: the
-    family's, overridden by ``attention_bias`` and ``mlp_bias`` when it reads those keys."""
+    family's, overridden by ``attention_bias`` and ``mlp_bias`` when it reads those keys.
+    The layer count is held to its range first: later steps build per-layer patterns."""
+    from gpuplan.limits import ARCHITECTURE_RANGES, in_range
+
     layers = positive_int(values, "num_hidden_layers")
+    in_range(
+        layers, "model.num_hidden_layers", *ARCHITECTURE_RANGES["num_hidden_layers"], ConfigError
+    )
     hidden = positive_int(values, "hidden_size")
     heads = positive_int(values, "num_attention_heads")
     fields: Fields = {
