@@ -317,3 +317,33 @@ def test_each_catalog_models_vocabulary_heads_embeddings_router_and_windows_equa
         assert flags["--window-size"] == f"{window - 1},0"
     else:
         assert "--window-size" not in flags
+
+
+@pytest.mark.parametrize("name", [name for name in _catalog_names() if load_model(name).is_moe])
+def test_each_catalog_moe_models_routed_layers_are_the_ones_megatron_builds(name):
+    """``--moe-layer-freq`` (absent: every layer routes) evaluates to the spec's routed layers:
+    DeepSeek's dense prefix, Llama 4 Maverick's alternation."""
+    model = load_model(name)
+    flags, _ = export_flags(model)
+    routed = [int(model.is_moe_layer(index)) for index in range(model.num_layers)]
+    expression = flags.get("--moe-layer-freq")
+    if expression is None:
+        assert all(routed)
+    else:
+        assert layer_list(expression, model.num_layers) == routed
+        assert not all(routed)
+
+
+TINY_MOE_STEP = {
+    "model_type": "qwen3_moe", "num_hidden_layers": 4, "hidden_size": 256,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64,
+    "intermediate_size": 512, "vocab_size": 1024, "num_experts": 8, "num_experts_per_tok": 2,
+    "moe_intermediate_size": 128,
+}  # fmt: skip
+
+
+def test_a_model_routing_every_other_layer_gets_a_repeated_block():
+    model = ModelSpec.from_hf_config({**TINY_MOE_STEP, "decoder_sparse_step": 2})
+    flags, _ = export_flags(model)
+    assert flags["--moe-layer-freq"] == "([0,1]*2)"
+    assert layer_list("([0,1]*2)", 4) == [int(model.is_moe_layer(index)) for index in range(4)]
