@@ -49,6 +49,7 @@ ARCHITECTURE_RANGES: dict[str, tuple[int, int]] = {
     "qk_rope_head_dim": (1, 65_536),
     "v_head_dim": (1, 65_536),
     "sliding_window": (1, 1 << 40),
+    "attention_chunk_size": (1, 1 << 40),
 }
 MAX_PARAMETERS = 10**14
 """A model's parameters: at most 100 trillion (about 70 times the largest published, and 200 TB

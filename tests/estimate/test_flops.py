@@ -135,6 +135,32 @@ def test_sliding_window_average_matches_a_counted_mask(seq_len, window):
     assert attended_keys_per_query(seq_len, window=window) == pytest.approx(mask.sum() / seq_len)
 
 
+@given(st.integers(min_value=1, max_value=200), st.integers(min_value=1, max_value=64))
+def test_chunked_average_matches_a_counted_mask(seq_len, chunk):
+    rows = np.arange(seq_len)[:, None]
+    columns = np.arange(seq_len)[None, :]
+    same_chunk = rows // chunk == columns // chunk
+    causal = (columns <= rows) & same_chunk
+    assert attended_keys_per_query(seq_len, chunk=chunk) == pytest.approx(causal.sum() / seq_len)
+    full = attended_keys_per_query(seq_len, causal=False, chunk=chunk)
+    assert full == pytest.approx(same_chunk.sum() / seq_len)
+
+
+def test_chunked_layers_attend_within_their_chunk_and_the_others_causally():
+    """Llama 4 Scout at 32,768 tokens: the 36 RoPE layers see only their 8192-token chunk, the
+    12 NoPE layers every earlier key."""
+    model = load_model("llama-4-scout")
+    seq_len, chunk = 32768, model.attention_chunk_size
+    positions = np.arange(seq_len)
+    chunked_keys = (positions % chunk + 1).sum() / seq_len
+    full_keys = (positions + 1).sum() / seq_len
+    per_key = 2.0 * model.num_attention_heads * 2 * model.head_dim
+    chunked = sum(model.is_chunked_layer(index) for index in range(model.num_layers))
+    assert chunked == 36
+    expected = per_key * (chunked * chunked_keys + (model.num_layers - chunked) * full_keys)
+    assert forward_flops_per_token(model, seq_len).attention_core == pytest.approx(expected)
+
+
 def test_windowed_layers_count_a_counted_mask_and_full_layers_the_causal_one():
     """Gemma 2 at 8192 tokens: every other layer sees at most 4096 keys (its window), the
     rest see every earlier key; the core's FLOPs follow the two masks, counted row by row."""

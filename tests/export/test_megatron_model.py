@@ -10,6 +10,7 @@ import pytest
 
 from gpuplan.catalog import load_model
 from gpuplan.export.megatron_model import model_arguments
+from gpuplan.workload.families import family_named
 from gpuplan.workload.model import ModelSpec
 
 CONFS = Path(__file__).parent / "data" / "megatron_model_confs"
@@ -285,7 +286,8 @@ def test_each_catalog_models_vocabulary_heads_embeddings_router_and_windows_equa
     name,
 ):
     """Against the config table as written in models.toml, not the parsed spec: the
-    vocabulary, the query groups, tied embeddings, the router keys and the sliding window."""
+    vocabulary, the query groups, tied embeddings, the router keys (a scoring function the
+    config leaves out is the one its family's code fixes) and the sliding window."""
     config, model = _raw_config(name), load_model(name)
     flags, _ = export_flags(model)
     assert flags["--padded-vocab-size"] == str(config["vocab_size"])
@@ -300,7 +302,8 @@ def test_each_catalog_models_vocabulary_heads_embeddings_router_and_windows_equa
     if experts:
         assert flags["--num-experts"] == str(experts)
         assert flags["--moe-router-topk"] == str(config["num_experts_per_tok"])
-        sigmoid = config.get("scoring_func") == "sigmoid"
+        fixed_score = family_named(model.family).router_score_function
+        sigmoid = config.get("scoring_func", fixed_score) == "sigmoid"
         assert (flags.get("--moe-router-score-function") == "sigmoid") == sigmoid
         softmax_unnormalised = not sigmoid and config.get("norm_topk_prob") is False
         assert ("--moe-router-pre-softmax" in flags) == softmax_unnormalised
@@ -311,9 +314,46 @@ def test_each_catalog_models_vocabulary_heads_embeddings_router_and_windows_equa
         assert float(flags.get("--moe-router-topk-scaling-factor") or 1.0) == scale
         weight = config.get("router_aux_loss_coef", config.get("aux_loss_alpha"))
         if weight is not None:
-            assert float(flags["--moe-aux-loss-coeff"] or 0) == weight
+            assert float(flags.get("--moe-aux-loss-coeff") or 0) == weight
     window = config.get("sliding_window") if config.get("use_sliding_window", True) else None
     if window:
         assert flags["--window-size"] == f"{window - 1},0"
     else:
         assert "--window-size" not in flags
+
+
+@pytest.mark.parametrize("name", [name for name in _catalog_names() if load_model(name).is_moe])
+def test_each_catalog_moe_models_routed_layers_are_the_ones_megatron_builds(name):
+    """``--moe-layer-freq`` (absent: every layer routes) evaluates to the spec's routed layers:
+    DeepSeek's dense prefix, Llama 4 Maverick's alternation."""
+    model = load_model(name)
+    flags, _ = export_flags(model)
+    routed = [int(model.is_moe_layer(index)) for index in range(model.num_layers)]
+    expression = flags.get("--moe-layer-freq")
+    if expression is None:
+        assert all(routed)
+    else:
+        assert layer_list(expression, model.num_layers) == routed
+        assert not all(routed)
+
+
+TINY_MOE_STEP = {
+    "model_type": "qwen3_moe", "num_hidden_layers": 4, "hidden_size": 256,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64,
+    "intermediate_size": 512, "vocab_size": 1024, "num_experts": 8, "num_experts_per_tok": 2,
+    "moe_intermediate_size": 128,
+}  # fmt: skip
+
+
+def test_a_model_routing_every_other_layer_gets_a_repeated_block():
+    model = ModelSpec.from_hf_config({**TINY_MOE_STEP, "decoder_sparse_step": 2})
+    flags, _ = export_flags(model)
+    assert flags["--moe-layer-freq"] == "([0,1]*2)"
+    assert layer_list("([0,1]*2)", 4) == [int(model.is_moe_layer(index)) for index in range(4)]
+
+
+def test_chunked_attention_and_sinks_get_a_note_not_a_flag():
+    _, scout_notes = export_flags(load_model("llama-4-scout"))
+    assert any("attention_chunk_size 8192 on 36 of 48 layers" in note for note in scout_notes)
+    _, oss_notes = export_flags(load_model("gpt-oss-20b"))
+    assert any("sinks" in note for note in oss_notes)

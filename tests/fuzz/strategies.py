@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 CATALOG_MODELS = ["llama-3.1-8b", "qwen3-30b-a3b", "llama-3.1-70b", "mixtral-8x7b"]
 FAMILIES = ["llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "deepseek_v3", "gemma2",
-            "phi3", "gpt2", "bloom", "unknown-family", ""]  # fmt: skip
+            "phi3", "gpt2", "bloom", "gpt_oss", "llama4", "llama4_text", "unknown-family",
+            ""]  # fmt: skip
 
 numbers = st.one_of(
     st.integers(min_value=-(10**20), max_value=10**20),
@@ -96,7 +97,9 @@ sizes = st.one_of(
 CONFIG_KEYS = ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads",
                "intermediate_size", "vocab_size", "head_dim", "num_experts", "num_local_experts",
                "num_experts_per_tok", "moe_intermediate_size", "max_position_embeddings",
-               "n_routed_experts", "first_k_dense_replace")  # fmt: skip
+               "n_routed_experts", "first_k_dense_replace", "intermediate_size_mlp",
+               "interleave_moe_layer_step", "attention_chunk_size", "no_rope_layer_interval",
+               "experts_per_token")  # fmt: skip
 configs: st.SearchStrategy[dict[str, Any]] = st.fixed_dictionaries(
     {},
     optional={
@@ -125,7 +128,13 @@ configs: st.SearchStrategy[dict[str, Any]] = st.fixed_dictionaries(
         "topk_method": st.sampled_from(["greedy", "noaux_tc"]) | scalars,
         "sliding_window": sizes,
         "sliding_window_pattern": sizes,
-        "layer_types": st.lists(st.sampled_from(["sliding_attention", "full_attention"])) | values,
+        "layer_types": st.lists(
+            st.sampled_from(["sliding_attention", "full_attention", "chunked_attention"])
+        )
+        | values,
+        "no_rope_layers": st.lists(st.sampled_from([0, 1])) | values,
+        "moe_layers": st.lists(st.integers(0, 8)) | values,
+        "vision_config": st.fixed_dictionaries({}, optional={"hidden_size": sizes}) | values,
     },
 )
 DENSE_CONFIG = {

@@ -29,9 +29,10 @@ def test_active_params_match_the_reference_exactly(name: str) -> None:
     assert spec.active_params < spec.total_params
 
 
-def test_the_catalog_holds_58_models_with_references() -> None:
-    assert len(CATALOG) == 58
-    assert {"mixtral-8x7b", "deepseek-v3", "qwen3-30b-a3b"} <= set(MOE)
+def test_the_mixture_of_experts_models_carry_active_references() -> None:
+    moe = {name for name in CATALOG if load_model(name).is_moe}
+    assert moe == set(MOE)
+    assert {"mixtral-8x7b", "deepseek-v3", "qwen3-30b-a3b", "gpt-oss-20b", "llama-4-scout"} <= moe
 
 
 def test_llama_3_1_8b() -> None:
@@ -191,6 +192,10 @@ BAD_MAPPINGS = [
     ({**SIZES, "model_type": "mixtral", "num_experts_per_tok": 9}, "num_experts_per_tok"),
     ({"model_type": "gpt5"}, "model_type"),
     ({**SIZES, "num_hidden_layers": 10**9}, "num_hidden_layers"),
+    (
+        {**SIZES, "model_type": "gemma2", "num_hidden_layers": 10**9, "sliding_window": 16},
+        "num_hidden_layers",
+    ),
     ({**SIZES, "num_attention_heads": 32, "num_key_value_heads": 5}, "num_key_value_heads"),
     ({"num_hidden_layers": 2, "hidden_size": 16, "num_attention_heads": 32}, "num_attention_heads"),
     ({**SIZES, "vocab_size": float("inf")}, "vocab_size"),

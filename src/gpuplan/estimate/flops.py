@@ -72,15 +72,23 @@ RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL = 0, 1, 2
 
 
 def attended_keys_per_query(
-    seq_len: ArrayLike, causal: bool = True, window: int | None = None
+    seq_len: ArrayLike,
+    causal: bool = True,
+    window: int | None = None,
+    chunk: int | None = None,
 ) -> FloatArray:
     """Average number of keys one query attends to in a sequence of ``seq_len`` tokens.
 
     Causal: query ``i`` (1-based) sees ``i`` keys, on average ``(s + 1) / 2``. With a sliding
     window of ``w`` keys (itself included) query ``i`` sees ``min(i, w)``: on average
     ``(w(w + 1)/2 + (s - w) w) / s`` once ``s > w``. Without the mask every query sees ``s``.
+    In chunks of ``c`` positions (Llama 4's chunked attention, transformers
+    ``create_chunked_causal_mask``) a query sees only its own chunk: with ``s = q c + r``,
+    ``(q c(c + 1)/2 + r(r + 1)/2) / s`` causally, ``(q c^2 + r^2) / s`` without the mask.
     """
     length = np.asarray(seq_len, dtype=float)
+    if chunk is not None:
+        return _chunked_keys_per_query(length, float(chunk), causal)
     if not causal:
         return length if window is None else np.minimum(length, float(window))
     full = (length + 1.0) / 2.0
@@ -89,6 +97,17 @@ def attended_keys_per_query(
     w = float(window)
     windowed = (w * (w + 1.0) / 2.0 + (length - w) * w) / np.maximum(length, 1.0)
     return np.where(length > w, windowed, full)
+
+
+def _chunked_keys_per_query(length: FloatArray, chunk: float, causal: bool) -> FloatArray:
+    """:func:`attended_keys_per_query` in chunks of ``chunk`` positions."""
+    whole = np.floor(length / chunk)
+    rest = length - whole * chunk
+    if causal:
+        keys = whole * chunk * (chunk + 1.0) / 2.0 + rest * (rest + 1.0) / 2.0
+    else:
+        keys = whole * chunk * chunk + rest * rest
+    return keys / np.maximum(length, 1.0)
 
 
 def packed_attended_keys_per_query(document_lengths: npt.ArrayLike) -> float:
@@ -108,14 +127,19 @@ def attention_head_widths(model: ModelSpec) -> tuple[int, int]:
 
 
 def attention_core_forward_flops_per_token(
-    model: ModelSpec, seq_len: ArrayLike, causal: bool = True, window: int | None = None
+    model: ModelSpec,
+    seq_len: ArrayLike,
+    causal: bool = True,
+    window: int | None = None,
+    chunk: int | None = None,
 ) -> FloatArray:
     """Forward FLOPs of ``QK^T`` and ``AV`` per token in one layer:
     ``2 * keys * H * d_qk + 2 * keys * H * d_v`` with ``keys`` from
     :func:`attended_keys_per_query` (Narayanan et al. 2021, appendix: ``4 * s * h`` per token
-    without the mask), through a sliding ``window`` when the layer has one."""
+    without the mask), through a sliding ``window`` or in ``chunk``-sized blocks when the
+    layer has one."""
     qk_width, v_width = attention_head_widths(model)
-    keys = attended_keys_per_query(seq_len, causal, window)
+    keys = attended_keys_per_query(seq_len, causal, window, chunk)
     return 2.0 * keys * model.num_attention_heads * (qk_width + v_width)
 
 
@@ -196,25 +220,39 @@ def forward_flops_per_token(
     """Forward FLOPs per token: ``2 x`` the weights of each linear a token passes through, plus
     the attention core (module docstring). ``layers`` picks layer indices (default: all); the
     head is ``2 * d * V`` whether or not it is tied to the embedding. Layers with a sliding
-    window (``ModelSpec.is_windowed_layer``) attend to at most ``sliding_window`` keys."""
+    window (``ModelSpec.is_windowed_layer``) attend to at most ``sliding_window`` keys, layers
+    with chunked attention (``ModelSpec.is_chunked_layer``) to their own chunk's."""
     indices = range(model.num_layers) if layers is None else layers
     moe_layers = sum(1 for index in indices if model.is_moe_layer(index))
     dense_layers = len(indices) - moe_layers
+    return ForwardFlops(
+        attention_projections=2.0 * len(indices) * attention_projection_weights(model),
+        dense_mlp=2.0 * dense_layers * mlp_weights(model, model.intermediate_size),
+        experts=2.0 * moe_layers * active_expert_weights(model) if moe_layers else 0.0,
+        attention_core=_attention_core(model, seq_len, causal, indices),
+        head=2.0 * model.hidden_size * model.vocab_size if include_head else 0.0,
+    )
+
+
+def _attention_core(
+    model: ModelSpec, seq_len: ArrayLike, causal: bool, indices: range
+) -> FloatArray:
+    """The attention core of the layers ``indices``: full, windowed and chunked layers each
+    by their own mask."""
     windowed = sum(1 for index in indices if model.is_windowed_layer(index))
-    core = (len(indices) - windowed) * attention_core_forward_flops_per_token(
+    chunked = sum(1 for index in indices if model.is_chunked_layer(index))
+    core = (len(indices) - windowed - chunked) * attention_core_forward_flops_per_token(
         model, seq_len, causal
     )
     if windowed:
         core = core + windowed * attention_core_forward_flops_per_token(
             model, seq_len, causal, model.sliding_window
         )
-    return ForwardFlops(
-        attention_projections=2.0 * len(indices) * attention_projection_weights(model),
-        dense_mlp=2.0 * dense_layers * mlp_weights(model, model.intermediate_size),
-        experts=2.0 * moe_layers * active_expert_weights(model) if moe_layers else 0.0,
-        attention_core=core,
-        head=2.0 * model.hidden_size * model.vocab_size if include_head else 0.0,
-    )
+    if chunked:
+        core = core + chunked * attention_core_forward_flops_per_token(
+            model, seq_len, causal, chunk=model.attention_chunk_size
+        )
+    return core
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ sharding strategy: 3 -> FULL_SHARD, 1 and 2 -> SHARD_GRAD_OP (FSDP has no optimi
 sharding, so stage 1 also shards gradients), 0 -> NO_SHARD. FSDP shards over data parallelism
 only: a plan with tp, pp, cp or ep above 1 is refused with a pointer to the torchtitan or
 megatron export. Micro batch and gradient accumulation belong to the training script; the
-header comments carry them.
+header comments carry them. FSDP wraps each decoder layer: the ``transformers`` class its
+family names (``Family.hf_decoder_layer``).
 """
 
 from __future__ import annotations
@@ -21,23 +22,9 @@ from gpuplan.export.layout import (
     require_data_parallel_only,
 )
 from gpuplan.export.yaml_text import yaml_document
+from gpuplan.workload.families import family_named
 
 SHARDING = {0: "NO_SHARD", 1: "SHARD_GRAD_OP", 2: "SHARD_GRAD_OP", 3: "FULL_SHARD"}
-DECODER_LAYERS = {
-    "llama": "LlamaDecoderLayer",
-    "mistral": "MistralDecoderLayer",
-    "mixtral": "MixtralDecoderLayer",
-    "qwen2": "Qwen2DecoderLayer",
-    "qwen2_moe": "Qwen2MoeDecoderLayer",
-    "qwen3": "Qwen3DecoderLayer",
-    "qwen3_moe": "Qwen3MoeDecoderLayer",
-    "gemma2": "Gemma2DecoderLayer",
-    "gemma3": "Gemma3DecoderLayer",
-    "phi3": "Phi3DecoderLayer",
-    "olmo2": "Olmo2DecoderLayer",
-    "deepseek_v3": "DeepseekV3DecoderLayer",
-}
-"""Hugging Face ``transformers`` decoder-layer class per ``model_type``: FSDP's wrap unit."""
 MIXED_PRECISION = {"bf16": "bf16", "bf16-pure": "bf16", "fp16": "fp16", "fp8": "fp8", "fp32": "no"}
 
 
@@ -66,7 +53,7 @@ def render_accelerate(layout: ExportLayout) -> ExportedFile:
         "fsdp_sync_module_states": True,
         "fsdp_use_orig_params": True,
     }
-    layer = DECODER_LAYERS.get(layout.model.family)
+    layer = family_named(layout.model.family).hf_decoder_layer
     if layer:
         fsdp["fsdp_transformer_layer_cls_to_wrap"] = layer
     else:

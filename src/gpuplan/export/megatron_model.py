@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from gpuplan.workload.families import family_named
 from gpuplan.workload.model import ModelSpec
 from gpuplan.workload.model_settings import RouterSettings, ScalingValue
 
@@ -33,9 +34,6 @@ SEQUENCE_AUX_LOSS_FREE_COEFF = 1e-4
 config gives none: DeepSeek-V3's α = 0.0001 (arXiv:2412.19437, section 4.2; Megatron-LM's
 ``conf/deepseek-ai/DeepSeek-R1.sh`` writes the same)."""
 
-FAMILIES_CHECKED = ("llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe")
-"""Families whose every layer the flags below describe; others get a note to check."""
-
 
 def model_arguments(model: ModelSpec, seq_len: int, tp: int) -> tuple[Arguments, list[str]]:
     """Every model flag for ``model`` trained on ``seq_len`` tokens with ``tp``-way tensor
@@ -50,7 +48,7 @@ def model_arguments(model: ModelSpec, seq_len: int, tp: int) -> tuple[Arguments,
     for part_arguments, part_notes in parts:
         arguments += part_arguments
         notes += part_notes
-    if model.family not in FAMILIES_CHECKED:
+    if not family_named(model.family).megatron_flags_complete:
         notes.append(
             f"family {model.family}: check norms, activations and biases against the HF config"
         )
@@ -116,9 +114,9 @@ def _architecture_arguments(model: ModelSpec, seq_len: int) -> tuple[Arguments, 
                     str(model.shared_expert_intermediate_size),
                 )
             )
-        if model.first_dense_layers:
-            dense, moe = model.first_dense_layers, model.num_layers - model.first_dense_layers
-            arguments.append(("--moe-layer-freq", f"([0]*{dense}+[1]*{moe})"))
+        routed = tuple(model.is_moe_layer(index) for index in range(model.num_layers))
+        if not all(routed):
+            arguments.append(("--moe-layer-freq", _layer_list(routed)))
     return arguments, notes
 
 
@@ -201,8 +199,9 @@ def window_arguments(model: ModelSpec) -> tuple[Arguments, list[str]]:
     sees ``[q - left, q + right]``). Which layers: ``--window-attn-skip-freq N`` when every
     ``N``-th layer (1-based) attends fully, Megatron-LM's ``is_layer_window_attention``;
     otherwise the per-layer list, 1 for a windowed layer."""
+    notes = _unwritten_attention_notes(model)
     if model.sliding_window is None:
-        return [], []
+        return [], notes
     arguments: Arguments = [("--window-size", f"{model.sliding_window - 1},0")]
     pattern = model.sliding_window_layers
     if pattern:
@@ -221,7 +220,40 @@ def window_arguments(model: ModelSpec) -> tuple[Arguments, list[str]]:
             arguments.append(("--window-attn-skip-freq", str(period)))
         else:
             arguments.append(("--window-attn-skip-freq", _run_lengths(pattern)))
-    return arguments, []
+    return arguments, notes
+
+
+def _unwritten_attention_notes(model: ModelSpec) -> list[str]:
+    """What no flag here writes: chunked attention (Llama 4) and attention sinks (gpt-oss)."""
+    notes = []
+    if model.attention_chunk_size is not None:
+        layers = sum(model.is_chunked_layer(index) for index in range(model.num_layers))
+        notes.append(
+            f"attention_chunk_size {model.attention_chunk_size} on {layers} of "
+            f"{model.num_layers} layers is not written: those layers attend fully here"
+        )
+    if model.attention_sinks:
+        notes.append("attention sinks (one learned logit per head) are not written")
+    return notes
+
+
+def _layer_list(pattern: tuple[bool, ...]) -> str:
+    """A per-layer 0/1 list as the Python expression Megatron-LM evaluates: a repeated block
+    when the layers repeat one (``([0,1]*24)``, Llama 4 Maverick), else :func:`_run_lengths`
+    (``([0]*3+[1]*58)``, DeepSeek-V3's dense prefix)."""
+    layers = len(pattern)
+    period = next(
+        (
+            size
+            for size in range(2, layers // 2 + 1)
+            if layers % size == 0 and pattern == pattern[:size] * (layers // size)
+        ),
+        None,
+    )
+    if period is None:
+        return _run_lengths(pattern)
+    block = ",".join(str(int(bit)) for bit in pattern[:period])
+    return f"([{block}]*{layers // period})"
 
 
 def _run_lengths(pattern: tuple[bool, ...]) -> str:
