@@ -55,11 +55,11 @@ def test_out_of_memory_rows_are_not_predicted_to_fit(comparisons):
 
 SPEED_MAPE_BOUND = 0.13
 DENSE_SPEED_MAPE_BOUND = 0.12
-"""Bounds on held-out rows, all and dense only; the model reaches 11.5 % and 11.0 %
+"""Bounds on held-out rows, all and dense only; the model reaches 11.4 % and 11.0 %
 (benchmarks/speed_accuracy.py)."""
-MOE_SPEED_MAPE_BOUND = 0.30
-"""Bound on the six held-out MoE rows, which the model reaches at 27.6 %: a guard against
-regressions, above the 20 % the MoE rows should reach (the two B200 rows are 36 % and 97 % off)."""
+MOE_SPEED_MAPE_BOUND = 0.20
+"""Bound on the ten held-out MoE rows, which the model reaches at 19.3 %; the two B200
+Qwen3-235B rows alone are 36 % and 97 % off."""
 LEAVE_ONE_SOURCE_OUT_DENSE_BOUND = 0.15
 """Bound on dense rows predicted with residuals fitted without their source; the model reaches
 13.6 % (``benchmarks/speed_accuracy.py --leave-one-source-out``)."""
@@ -88,7 +88,7 @@ def test_speed_error_on_held_out_rows_is_bounded(prepared_test_rows):
     dense = [error for error, moe in zip(errors, moe_rows, strict=True) if not moe]
     moe = [error for error, moe in zip(errors, moe_rows, strict=True) if moe]
     assert summarize(dense).mean_absolute <= DENSE_SPEED_MAPE_BOUND
-    assert len(moe) >= 6
+    assert len(moe) >= 10
     assert summarize(moe).mean_absolute <= MOE_SPEED_MAPE_BOUND
 
 
