@@ -431,6 +431,9 @@ class ModelSpec:
     vision_params: int = 0
     settings: ModelSettings = NO_SETTINGS
     """Rotary base and scaling, norm epsilon: what an export writes (``model_settings``)."""
+    defaults_taken: tuple[str, ...] = field(default=(), compare=False)
+    """Keys the config left out that the family's ``transformers`` defaults filled
+    (:func:`defaults_taken`); what a warning names."""
 
     # --- construction ---------------------------------------------------------------------
 
@@ -469,12 +472,14 @@ class ModelSpec:
         missing = [key for key in REQUIRED_SIZE_KEYS if not _gives(raw, key)]
         if missing:
             raise ConfigError(
-                f"model.{missing[0]}: missing; a config must give {', '.join(REQUIRED_SIZE_KEYS)} "
-                "(other sizes may take the family's transformers defaults)"
+                f"model: {' and '.join(missing)} missing; a config must give "
+                f"{', '.join(REQUIRED_SIZE_KEYS)} (other sizes may take the family's "
+                "transformers defaults)"
             )
         values = _normalise_keys(raw, traits)
         spec_name = name or str(raw.get("_name_or_path") or raw.get("name") or model_type)
-        return _build_spec(spec_name, family_name, traits, values, vision_params)
+        spec = _build_spec(spec_name, family_name, traits, values, vision_params)
+        return replace(spec, defaults_taken=defaults_taken(raw, traits))
 
     def with_name(self, name: str) -> ModelSpec:
         return replace(self, name=name)
@@ -713,6 +718,22 @@ REQUIRED_SIZE_KEYS = ("num_hidden_layers", "hidden_size")
 def _gives(raw: Mapping[str, Any], key: str) -> bool:
     """Whether a config gives ``key`` under its own name or a family's alias for it."""
     return any(raw.get(name) is not None for name in (key, *_KEY_ALIASES.get(key, ())))
+
+
+def defaults_taken(raw: Mapping[str, Any], traits: FamilyTraits) -> tuple[str, ...]:
+    """The keys of the family's ``defaults`` that ``raw`` gives under no name of theirs (the key
+    or an alias of it, ``_KEY_ALIASES``), in the defaults' order: what :func:`_normalise_keys`
+    fills from the family's ``transformers`` defaults rather than from the config."""
+
+    def names(key: str) -> tuple[str, ...]:
+        for canonical, aliases in _KEY_ALIASES.items():
+            if key == canonical or key in aliases:
+                return (canonical, *aliases)
+        return (key,)
+
+    return tuple(
+        key for key in traits.defaults if not any(raw.get(name) is not None for name in names(key))
+    )
 
 
 def _normalise_keys(raw: Mapping[str, Any], traits: FamilyTraits) -> dict[str, Any]:
