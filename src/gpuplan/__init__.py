@@ -1,11 +1,28 @@
 """gpuplan: plan GPU rentals for LLM training.
 
-The public API is two functions (see DESIGN contracts):
+The public API is two functions, imported lazily so that ``import gpuplan`` stays fast::
 
-    gpuplan.estimate(scenario) -> dict   # memory, throughput, duration of one layout
-    gpuplan.plan(scenario, ...) -> list  # every feasible plan, best first
+    import gpuplan
+    result = gpuplan.estimate("examples/llama-8b-fsdp-8xh100.yaml")   # or a mapping
+    result["memory"]["peak_bytes"], result["memory"]["fits"], result["duration"]["days"]
+    plans = gpuplan.plan({"model": "llama-3.1-8b", "method": "qlora", "tokens": "100M"},
+                         objective="cost", budget="¥2000", deadline="30d")
 
-Both are imported lazily so that ``import gpuplan`` stays fast.
+``estimate(scenario, profile=None)`` answers one layout on one cluster: ``memory``
+(``allocated_bytes``, ``reserved_bytes``, ``peak_bytes``, ``parts``, ``fits``,
+``capacity_bytes``), ``throughput`` (``step_seconds``, ``tokens_per_second``, ``mfu``, ``hfu``,
+``breakdown``), ``reliability``, ``duration`` (``seconds``, ``days``), ``strategy``, ``model``,
+``hardware``, ``job`` and ``warnings``. ``plan(scenario, objective, budget, deadline, ...)``
+returns every feasible plan, best first, each with its ``gpu``, ``count``, ``machine``,
+``strategy``, ``memory``, ``throughput``, ``duration``, ``cost`` and ``warnings``.
+
+Both return JSON values, the same as ``gpuplan estimate --json`` and ``gpuplan plan --json``
+print: ``json.dumps`` takes them as they are. Quantities are in base units (bytes, seconds,
+FLOP/s, tokens); money is a number in the currency its mapping names (``cost["currency"]``:
+``CNY``, ``USD``, ``EUR``); a value that does not apply is ``null``. A warning is
+a sentence or a notice ``{"code", "values", "text"}`` (``gpuplan.notices``). A scenario is a
+mapping or a YAML/JSON file whose keys the README's "Scenarios" section lists; bad input raises
+``gpuplan.errors.InputError`` with a one-line message naming the field.
 """
 
 from __future__ import annotations

@@ -1,4 +1,11 @@
-"""The Python API (DESIGN.md contract): ``estimate(scenario)`` returns the JSON-able result."""
+"""The Python API (the contract in ``gpuplan``'s package docstring): what ``gpuplan.estimate``
+and ``gpuplan.plan`` compute, and the whole plan search the CLI and the web app render.
+
+``estimate``, ``memory_estimate`` and ``plan_search`` return Python values (money as
+``Decimal``) for the faces that format them; the public functions ``gpuplan.estimate`` and
+``gpuplan.plan`` pass them through :func:`gpuplan.jsonable.jsonable` at the edge, so their
+results are JSON as they are (``json.dumps`` needs no encoder).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +22,8 @@ from gpuplan.estimate.memory import estimate_memory
 from gpuplan.estimate.reliability import dataset_read_check
 from gpuplan.estimate.startup import startup_seconds
 from gpuplan.estimate.time import estimate_step_time
+from gpuplan.jsonable import jsonable
+from gpuplan.notices import config_defaults_notices
 from gpuplan.scenario import Scenario, parse_scenario
 from gpuplan.units import SECONDS_PER_DAY
 
@@ -48,7 +57,8 @@ def estimate(
     scenario: Mapping[str, Any] | str | Path | Scenario, profile: int | None = None
 ) -> dict[str, Any]:
     """Memory, throughput, goodput and duration of one training layout on one cluster, in base
-    units (DESIGN.md's JSON contract, extended with the step-time breakdown and reliability).
+    units (the JSON contract in ``gpuplan``'s docstring, with the step-time breakdown and
+    reliability). ``warnings`` holds sentences and notices (``{"code", "values", "text"}``).
 
     ``scenario`` is a mapping, a YAML/JSON path, or a parsed :class:`Scenario`; its
     ``hardware.gpu`` is required (``plan`` searches hardware instead). ``profile`` is a stored
@@ -58,7 +68,7 @@ def estimate(
     parsed, strategy, layout, memory, framework = _resolved_layout(scenario)
     job, cluster = parsed.job, parsed.cluster
     assert cluster is not None
-    warnings = layout_warnings(parsed, strategy)
+    warnings: list[Any] = [*config_defaults_notices(job.model), *layout_warnings(parsed, strategy)]
     step = estimate_step_time(
         job, cluster, layout, flash_attention=strategy.flash_attention, measured=measured
     )
@@ -141,9 +151,14 @@ def estimate(
 def memory_estimate(scenario: Mapping[str, Any] | str | Path | Scenario) -> dict[str, Any]:
     """The ``memory``, ``strategy``, ``model``, ``hardware`` and ``job`` parts of
     :func:`estimate`, without the speed model: it needs no bandwidth or peak FLOP/s, so a GPU
-    the speed model cannot time (no sourced HBM bandwidth) still gets its memory answer."""
+    the speed model cannot time (no sourced HBM bandwidth) still gets its memory answer;
+    ``warnings`` names the model's assumed config keys, if any."""
     parsed, strategy, _, memory, framework = _resolved_layout(scenario)
-    return {"memory": _memory_dict(memory), **_layout_dict(parsed, strategy, framework)}
+    return {
+        "memory": _memory_dict(memory),
+        **_layout_dict(parsed, strategy, framework),
+        "warnings": config_defaults_notices(parsed.job.model),
+    }
 
 
 def _resolved_layout(
@@ -239,15 +254,17 @@ def plan(
     deadline: str | float | None = None,
     **options: Any,
 ) -> list[dict[str, Any]]:
-    """Feasible plans for ``scenario``, best first (DESIGN.md's Python API).
+    """Feasible plans for ``scenario``, best first, as JSON values (``gpuplan``'s docstring):
+    base units, and money as numbers in the currency each ``cost`` names.
 
     ``hardware`` and ``strategy`` may be left out of the scenario: the search chooses them.
     ``budget`` is an amount with a currency (``"¥2000"``, ``"5000 USD"``), ``deadline`` a
     duration (``"30d"``) or seconds; other options are :class:`gpuplan.search.PlanRequest`
     fields (``max_gpus``, ``gpus``, ``exclude_gpus``, ``providers``, ``billing``, ``headroom``,
-    ``currency``, ``limit``). ``plan_search`` returns the whole result with ``evaluated``.
+    ``currency``, ``limit``). ``plan_search`` returns the whole result with ``evaluated`` and
+    the job's ``warnings``.
     """
-    return plan_search(scenario, objective, budget, deadline, **options)["plans"]
+    return list(jsonable(plan_search(scenario, objective, budget, deadline, **options)["plans"]))
 
 
 def plan_search(
@@ -257,7 +274,9 @@ def plan_search(
     deadline: str | float | None = None,
     **options: Any,
 ) -> dict[str, Any]:
-    """The whole search result: ``{"plans", "pareto", "evaluated", "seconds", "explanation", ...}``."""
+    """The whole search result: ``{"plans", "pareto", "evaluated", "seconds", "explanation",
+    "warnings", ...}``; ``warnings`` holds what applies to every plan (the model's assumed
+    config keys), each row's own ``warnings`` the rest."""
     from gpuplan.search import PlanRequest
     from gpuplan.search import plan as run_search
     from gpuplan.units import parse_amount, parse_duration
@@ -272,4 +291,4 @@ def plan_search(
         deadline_seconds=parse_duration(deadline) if deadline is not None else None,
         **options,
     )
-    return run_search(request)
+    return {**run_search(request), "warnings": config_defaults_notices(parsed.job.model)}

@@ -19,13 +19,16 @@ NOTICE_CODES = (
     "bubble",
     "startup",
     "communication",
+    "config_defaults",
 )
 """``no_cluster_network``: instances that list no network between them, joined anyway
 (``--allow-unlisted-network``); ``unlisted_topology``: the offer states no topology, so the
 GPU's usual server was modelled; ``stale_price``: a price older than the staleness limit;
 ``seed_claims``: prices that are an article's claims, not a price list; ``bubble``: the pipeline
 bubble is over 20 % of the step; ``startup``: start-up is over 10 % of the run;
-``communication``: exposed communication is over half the step."""
+``communication``: exposed communication is over half the step; ``config_defaults``: a model
+config left out keys that its family's ``transformers`` defaults filled
+(``ModelSpec.defaults_taken``)."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,15 @@ class Notice:
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "values": dict(self.values), "text": self.text("en")}
+
+
+def config_defaults_notices(model: Any) -> list[dict[str, Any]]:
+    """The ``config_defaults`` notice (as JSON) for a ``ModelSpec`` whose config left keys to
+    its family's defaults; none for a complete config or a catalog model."""
+    if not model.defaults_taken:
+        return []
+    values = {"model": model.name, "family": model.family, "keys": ", ".join(model.defaults_taken)}
+    return [Notice("config_defaults", values).to_dict()]
 
 
 def notice_text(notice: Mapping[str, Any] | str, lang: str) -> str:

@@ -1,6 +1,6 @@
 """The seed article's three users, as ready-made plan requests (`gpuplan plan --preset NAME`).
 
-Each preset is a scenario mapping (DESIGN.md's contract, without hardware and strategy: the
+Each preset is a scenario mapping (the README's "Scenarios", without hardware and strategy: the
 search chooses them) plus the plan options the user would give.
 """
 

@@ -1,4 +1,5 @@
-"""Scenario: the YAML/JSON contract (DESIGN.md) turned into a job, a cluster and a strategy.
+"""Scenario: the YAML/JSON contract (the README's "Scenarios") turned into a job, a cluster and
+a strategy.
 
 A scenario is a file (``.yaml``, ``.yml`` or ``.json``) or the same mapping in Python. Every
 error names the field and the accepted values, on one line.
@@ -232,8 +233,9 @@ def _is_file(text: str) -> bool:
 
 
 def resolve_model(value: Any) -> ModelSpec:
-    """A catalog name, a path to a config.json, or a mapping of config.json keys. A catalog name
-    wins over a file of the same name, so a name never opens a file by accident."""
+    """A catalog name, a path to a config.json, a Hugging Face id (``workload.hf_cache``), or a
+    mapping of config.json keys. A catalog name wins over a file of the same name, so a name
+    never opens a file by accident, and a file wins over a Hugging Face id."""
     from gpuplan.catalog import load_model, model_entries
 
     if isinstance(value, Mapping):
@@ -246,6 +248,16 @@ def resolve_model(value: Any) -> ModelSpec:
             return load_model(text)
         if text.endswith(".json") or _is_file(text):
             return ModelSpec.from_hf_config(Path(text), name=Path(text).stem)
+        from gpuplan.workload import hf_cache
+
+        if hf_cache.is_repo_id(text):
+            catalog_name = hf_cache.catalog_name_for(text)
+            if catalog_name is not None:
+                return load_model(catalog_name)
+            cached = hf_cache.cached_config(text)
+            if cached is None:
+                raise ScenarioError(hf_cache.not_cached_message(text))
+            return ModelSpec.from_hf_config(cached, name=text)
         return load_model(text)
     raise ScenarioError(
         "model: expected a catalog name, a config.json path, or a mapping of config.json keys"
@@ -253,7 +265,7 @@ def resolve_model(value: Any) -> ModelSpec:
 
 
 def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
-    """Parse a scenario mapping or file (DESIGN.md's contract)."""
+    """Parse a scenario mapping or file (the README's "Scenarios")."""
     data = dict(source) if isinstance(source, Mapping) else read_scenario_file(source)
     _check_keys(data, TOP_LEVEL_KEYS, "")
     if "model" not in data:

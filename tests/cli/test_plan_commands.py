@@ -65,14 +65,6 @@ def test_flags_override_the_preset(entry_point):
         (("plan", "--model", "llama-3.1-8b", "--deadline", "soon"), "duration"),
         (("plan", "--preset", "hobbyist"), "preset"),
         (("plan",), "model"),
-        (
-            ("plan", "--model", "llama-3.1-70b", "--tokens", "10B", "--deadline", "1h"),
-            "deadline 1h",
-        ),
-        (
-            ("plan", "--model", "llama-3.1-405b", "--max-gpus", "2", "--gpu", "rtx4090"),
-            "nothing fits",
-        ),
     ],
 )
 def test_bad_input_is_one_line_with_exit_code_2(entry_point, arguments, expected):
@@ -81,3 +73,25 @@ def test_bad_input_is_one_line_with_exit_code_2(entry_point, arguments, expected
     assert expected in result.stderr
     assert "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+NO_PLAN = [
+    (("plan", "--model", "llama-3.1-70b", "--tokens", "10B", "--deadline", "1h"), "deadline 1h"),
+    (
+        ("plan", "--model", "llama-3.1-405b", "--max-gpus", "2", "--gpu", "rtx4090"),
+        "nothing fits",
+    ),
+]
+
+
+@pytest.mark.parametrize(("arguments", "expected"), NO_PLAN)
+def test_no_plan_is_a_negative_verdict_with_exit_code_1(entry_point, arguments, expected):
+    """No plan within the limits is an answer, not bad input: the job and why, then exit 1."""
+    result = entry_point(*arguments)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr == ""
+    assert "no plan: " in result.stdout and expected in result.stdout
+    as_json = entry_point(*arguments, "--json")
+    assert as_json.returncode == 1
+    answer = json.loads(as_json.stdout)
+    assert answer["plans"] == [] and expected in answer["explanation"]

@@ -120,6 +120,21 @@ def test_uploaded_config_is_parsed_as_json(client):
     assert "uploaded config.json" in response.text
 
 
+def test_a_config_pasted_into_the_model_field_is_parsed_as_json(client):
+    """The estimate form takes the JSON of a config.json in its model field; the keys it leaves
+    to the family's defaults are named on the page."""
+    config = {"model_type": "llama", "num_hidden_layers": 4, "hidden_size": 512}
+    fields = {"model": json.dumps(config, indent=2), "gpu": "h100-sxm-80gb", "count": "1",
+              "method": "full", "tokens": "10M", "seq_len": "512"}  # fmt: skip
+    response = client.post("/estimate", data=fields)
+    assert response.status_code == 200, response.text
+    assert "leaves out vocab_size" in response.text
+    broken = client.post("/estimate", data={**fields, "model": '{"hidden_size": [1'})
+    assert broken.status_code == 400 and "pasted config.json" in broken.text
+    listed = client.post("/estimate", data={**fields, "model": "{}"})
+    assert listed.status_code == 400 and "num_hidden_layers" in listed.text
+
+
 def test_uploads_are_size_limited_and_json_only(client):
     big = {"config": ("config.json", b"{" + b" " * 70_000 + b"}", "application/json")}
     response = client.post("/plan", data={"method": "full"}, files=big)

@@ -33,8 +33,6 @@ METHOD_VERSION = 1
 """Bump when a measurement method changes, so that old and new results are told apart
 (mamf-finder's ``benchmark_version``)."""
 
-INSTALL_HINT = "pip install 'gpuplan[bench]'"
-
 THROTTLE_REASONS: dict[int, str] = {
     0x1: "gpu_idle",
     0x2: "applications_clocks_setting",
@@ -71,8 +69,10 @@ def require_torch() -> ModuleType:
     try:
         import torch
     except ImportError as error:
+        from gpuplan.extras import missing_extra_message
+
         raise MissingBenchDependencyError(
-            f"gpuplan bench needs PyTorch, which is not installed: {INSTALL_HINT}"
+            missing_extra_message("gpuplan bench", "bench", "PyTorch")
         ) from error
     return torch
 

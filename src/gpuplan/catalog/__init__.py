@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from dataclasses import replace
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -60,12 +61,15 @@ def _suggest(name: str, candidates: list[str], kind: str, command: str) -> Catal
 
 @cache
 def load_model(name: str) -> ModelSpec:
-    """The catalog model ``name`` (e.g. ``llama-3.1-8b``), built through ``from_hf_config``."""
+    """The catalog model ``name`` (e.g. ``llama-3.1-8b``), built through ``from_hf_config``.
+    An entry's config is the published config.json, so the defaults it leaves to the family are
+    the model's own and no warning names them (``defaults_taken`` is empty)."""
     entries = model_entries()
     key = name.strip().lower()
     if key not in entries:
         raise _suggest(name, list(entries), "model", "models")
-    return ModelSpec.from_hf_config(entries[key]["config"], name=key)
+    spec = ModelSpec.from_hf_config(entries[key]["config"], name=key)
+    return replace(spec, defaults_taken=())
 
 
 def _alias_key(text: str) -> str:

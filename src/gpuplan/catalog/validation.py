@@ -91,7 +91,7 @@ class ValidationRow:
         return self.micro_batch * max(1, self.num_gpus // model_parallel)
 
     def scenario(self) -> dict[str, Any]:
-        """The row as a scenario mapping (DESIGN.md contract); unstated parts are left out."""
+        """The row as a scenario mapping (the README's "Scenarios"); unstated parts are left out."""
         model: str | dict[str, Any]
         if self.model:
             model = self.model

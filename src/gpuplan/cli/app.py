@@ -2,7 +2,8 @@
 
 Heavy modules (NumPy, the models, pricing) are imported inside the commands, and the root
 group builds only the command that runs (`lazy_group.py`), so that ``gpuplan --help`` starts
-fast.
+fast. The exit status follows one rule (`exit_codes.py`); ``--install-completion`` and
+``--show-completion`` are Typer's shell completion for bash, zsh, fish and PowerShell.
 """
 
 from __future__ import annotations
@@ -20,8 +21,12 @@ from gpuplan.cli import (
     pricing_commands,
     serve_commands,
 )
+from gpuplan.cli.exit_codes import BAD_INPUT, EXIT_CODES_HELP
 from gpuplan.cli.lazy_group import LazyCommandGroup
 from gpuplan.errors import InputError
+
+PROGRAM_NAME = "gpuplan"
+"""The name in usage lines and completion scripts, also under ``python -m gpuplan``."""
 
 commands = typer.Typer(
     add_completion=False, pretty_exceptions_enable=False, rich_markup_mode="rich"
@@ -44,12 +49,32 @@ app = typer.Typer(
         "Plan GPU rentals for LLM training: what fits, how long it takes, what it really "
         "costs, and whether the machine delivers what was sold."
     ),
+    epilog=EXIT_CODES_HELP,
     cls=GpuplanGroup,
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
 )
+
+
+def installed_version() -> str:
+    """The version of the installed distribution (its metadata), else of the running package
+    (a clone on ``PYTHONPATH``); both come from ``gpuplan.__version__`` (pyproject's dynamic
+    version)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("gpuplan")
+    except metadata.PackageNotFoundError:
+        from gpuplan import __version__
+
+        return __version__
+
+
+def show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"{PROGRAM_NAME} {installed_version()}")
+        raise typer.Exit()
 
 
 @app.callback()
@@ -60,6 +85,12 @@ def global_options(
             "--lang", help="Language of tables, messages and reports: en or zh (default: locale)."
         ),
     ] = None,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", is_eager=True, callback=show_version
+        ),
+    ] = False,
 ) -> None:
     from gpuplan.i18n import set_language
 
@@ -69,7 +100,7 @@ def global_options(
 def main() -> None:
     """Entry point: run the app; bad input becomes one line on stderr and exit code 2."""
     try:
-        app()
+        app(prog_name=PROGRAM_NAME)
     except InputError as error:
         typer.echo(f"error: {error}", err=True)
-        sys.exit(2)
+        sys.exit(BAD_INPUT)

@@ -20,6 +20,12 @@ from gpuplan.cli.report_options import (
     wants_report,
 )
 
+BENCH_INSTALL_HELP = (
+    r"pip install 'gpuplan\[bench]' from a package index, pip install -e '.\[bench]' in a clone"
+)
+"""Both install commands, markup-escaped (``\\[``: Rich would take ``[bench]`` for a style);
+the error a missing PyTorch raises names the one that applies (``gpuplan.extras``)."""
+
 VERDICT_STYLES = {
     "PASS": "green",
     "WARN": "yellow",
@@ -34,7 +40,7 @@ def register(app: typer.Typer) -> None:
         help=(
             "Does the machine deliver what was sold? Matmul FLOP/s, memory and PCIe bandwidth, "
             "collectives, storage, sustained load, and a probe of the planned job. "
-            "Needs pip install 'gpuplan[bench]'."
+            f"Needs the bench extra: {BENCH_INSTALL_HELP}."
         ),
         invoke_without_command=True,
         no_args_is_help=False,
@@ -179,11 +185,13 @@ def bench(
         thresholds=thresholds,
         command=shlex.join(["gpuplan", *sys.argv[1:]]),
     )
+    from rich.markup import escape
+
     from gpuplan.cli.output import error_console
 
     def progress(message: str) -> None:
         if not json_output:
-            error_console.print(f"[dim]… {message}[/dim]")
+            error_console.print(f"[dim]… {escape(message)}[/dim]")
 
     from gpuplan.bench.report import FAILING
     from gpuplan.bench.runner import RunRecorder
@@ -245,6 +253,7 @@ def _show_result(result: dict[str, Any], json_output: bool) -> None:
 
         print_json(result)
         return
+    from rich.markup import escape
     from rich.table import Table
 
     from gpuplan.cli.output import console
@@ -254,7 +263,7 @@ def _show_result(result: dict[str, Any], json_output: bool) -> None:
     run_id = result.get("id")
     console.print(
         f"[bold]gpuplan bench[/bold]{f' run {run_id}' if run_id else ''} · {header['date']} · "
-        f"{header['hostname']} · method v{result['method_version']}",
+        f"{escape(header['hostname'])} · method v{result['method_version']}",
         highlight=False,
     )
     console.print(
@@ -262,8 +271,9 @@ def _show_result(result: dict[str, Any], json_output: bool) -> None:
         f"{header['cuda_version'] or '—'} · torch {header['torch_version']} · catalog "
         f"{result.get('gpu_id') or '—'}",
         highlight=False,
+        markup=False,
     )
-    console.print(f"command: {header['command']}", highlight=False)
+    console.print(f"command: {header['command']}", highlight=False, markup=False)
     table = Table(show_lines=False)
     for column in ("figure", "measured", "spec", "ratio", "reference", "ratio ", "verdict"):
         table.add_column(column, justify="left" if column in ("figure", "verdict") else "right")
@@ -283,9 +293,10 @@ def _show_result(result: dict[str, Any], json_output: bool) -> None:
         if figure["verdict"] in ("WARN", "FAIL", "SKIPPED", "ERROR"):
             style = VERDICT_STYLES[figure["verdict"]]
             console.print(
-                f"[{style}]{figure['verdict']}[/{style}] {figure['label']}: {figure['reason']}"
+                f"[{style}]{figure['verdict']}[/{style}] "
+                f"{escape(figure['label'])}: {escape(figure['reason'])}"
                 + (
-                    f" [dim]({figure['threshold']})[/dim]"
+                    f" [dim]({escape(figure['threshold'])})[/dim]"
                     if figure["verdict"] in ("PASS", "WARN", "FAIL")
                     else ""
                 ),
@@ -369,12 +380,25 @@ def compare(
         from gpuplan.cli.output import print_json
 
         print_json(result)
-        return
+    else:
+        _print_comparison(result, run_id, chosen)
+    from gpuplan.bench.report import FAILING
+
+    verdicts = [item["verdict"] for item in (*result["checks"], *result["figures"])]
+    if any(verdict in FAILING for verdict in verdicts):
+        from gpuplan.cli.exit_codes import negative_verdict
+
+        negative_verdict()
+
+
+def _print_comparison(result: dict[str, Any], run_id: int, chosen: Any) -> None:
     from rich.table import Table
 
     from gpuplan.cli.output import console
 
-    console.print(f"run {run_id} against offer {chosen.id} ({chosen.gpus} x {result['gpu']})")
+    console.print(
+        f"run {run_id} against offer {chosen.id} ({chosen.gpus} x {result['gpu']})", markup=False
+    )
     table = Table()
     for column in ("item", "advertised", "measured", "ratio", "reference ratio", "verdict"):
         table.add_column(column)

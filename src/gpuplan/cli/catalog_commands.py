@@ -85,7 +85,13 @@ def list_models(json_output: JsonOption = False) -> None:
 
 
 def show_model(
-    name: Annotated[str, typer.Argument(help="Catalog name (llama-3.1-8b) or a config.json path.")],
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="Catalog name (llama-3.1-8b), config.json path, or Hugging Face id "
+            "(meta-llama/Llama-3.1-8B, read from the local Hugging Face cache)."
+        ),
+    ],
     json_output: JsonOption = False,
 ) -> None:
     from gpuplan.scenario import resolve_model
@@ -96,11 +102,12 @@ def show_model(
 
         print_json(spec.to_dict())
         return
+    from rich.markup import escape
     from rich.table import Table
 
     from gpuplan.cli.output import console
 
-    console.print(f"[bold]{spec.name}[/bold]  family {spec.family}")
+    console.print(f"[bold]{escape(spec.name)}[/bold]  family {spec.family}")
     architecture = Table(show_header=False, box=None)
     rows = [
         ("layers", spec.num_layers),
@@ -149,6 +156,10 @@ def show_model(
             f"{100 * spec.active_params / total:.1f}%",
         )
     console.print(breakdown)
+    from gpuplan.cli.estimate_commands import show_warnings
+    from gpuplan.notices import config_defaults_notices
+
+    show_warnings(config_defaults_notices(spec))
 
 
 def _tflops(gpu: GPUSpec, dtype: str) -> str:
@@ -247,10 +258,10 @@ def show_gpu(
         own = "" if source == gpu.source else f"{source}, {observed}"
         table.add_row(label, value, own)
     console.print(table)
-    console.print(f"Source: {gpu.source}, observed {gpu.observed}", soft_wrap=True)
+    console.print(f"Source: {gpu.source}, observed {gpu.observed}", soft_wrap=True, markup=False)
     if not gpu.vendor_datasheet:
         console.print(
             "[yellow]No vendor datasheet behind these dense figures; treat as indicative.[/yellow]"
         )
     if gpu.notes:
-        console.print(gpu.notes, soft_wrap=True)
+        console.print(gpu.notes, soft_wrap=True, markup=False)

@@ -33,7 +33,8 @@ def register(app: typer.Typer) -> None:
         "memory",
         help=(
             "Will it fit? Per-GPU memory from flags, e.g. "
-            "gpuplan memory --model llama-3.1-8b --method qlora --gpu rtx-4090-24gb --seq-len 4096"
+            "gpuplan memory --model llama-3.1-8b --method qlora --gpu rtx-4090-24gb --seq-len 4096 "
+            "--recompute full"
         ),
     )(memory)
 
@@ -49,6 +50,7 @@ def estimate(
     from gpuplan.api import estimate as run_estimate
 
     result = run_estimate(scenario, profile=profile)
+    shown_as_markdown = False
     if not json_output and wants_report(report, output_format):
         from gpuplan.report.estimate import build_estimate_report
         from gpuplan.scenario import read_scenario_file
@@ -57,13 +59,22 @@ def estimate(
         emit_report(
             lambda lang: build_estimate_report(result, lang, asked), report, output_format, force
         )
-        if output_format == "md":
-            return
-    show_result(result, json_output)
+        shown_as_markdown = output_format == "md"
+    if not shown_as_markdown:
+        show_result(result, json_output)
+    exit_on_verdict(result["memory"])
+
+
+def exit_on_verdict(memory: dict[str, Any]) -> None:
+    """Exit 1 once the answer is out when the job does not fit (``cli/exit_codes.py``)."""
+    if not memory["fits"]:
+        from gpuplan.cli.exit_codes import negative_verdict
+
+        negative_verdict()
 
 
 def memory(
-    model: Annotated[str, typer.Option(help="Catalog name or config.json path.")],
+    model: Annotated[str, typer.Option(help="Catalog name, config.json path or Hugging Face id.")],
     gpu: Annotated[str, typer.Option(help="GPU id or alias.")],
     method: Annotated[str, typer.Option(help="full | lora | qlora | freeze")] = "full",
     seq_len: Annotated[int, typer.Option("--seq-len", help="Tokens per sequence.")] = 4096,
@@ -113,8 +124,10 @@ def memory(
         from gpuplan.cli.output import print_json
 
         print_json(result["memory"])
-        return
-    show_memory(result)
+    else:
+        show_memory(result)
+        show_warnings(result["warnings"])
+    exit_on_verdict(result["memory"])
 
 
 def show_result(result: dict[str, Any], json_output: bool) -> None:
@@ -125,13 +138,24 @@ def show_result(result: dict[str, Any], json_output: bool) -> None:
         return
     show_memory(result)
     show_speed(result)
-    from gpuplan.cli.output import console
+    show_warnings(result["warnings"])
 
-    for warning in result["warnings"]:
-        console.print(f"[yellow]warning:[/yellow] {warning}")
+
+def show_warnings(warnings: list[Any]) -> None:
+    """Each warning (a notice or a sentence) on its own line, in the current language."""
+    from rich.markup import escape
+
+    from gpuplan.cli.output import console
+    from gpuplan.i18n import current_language
+    from gpuplan.notices import notice_text
+
+    for warning in warnings:
+        text = notice_text(warning, current_language())
+        console.print(f"[yellow]warning:[/yellow] {escape(text)}")
 
 
 def show_memory(result: dict[str, Any]) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     from gpuplan.cli.output import console
@@ -148,7 +172,9 @@ def show_memory(result: dict[str, Any]) -> None:
     heading = translate(
         "memory.title", model=result["model"]["name"], count=hardware["count"], gpu=hardware["gpu"]
     )
-    table = Table(title=f"{heading}\n[dim]{layout}, framework {strategy['framework']}[/dim]")
+    table = Table(
+        title=f"{escape(heading)}\n[dim]{layout}, framework {strategy['framework']}[/dim]"
+    )
     table.add_column(translate("col.part"))
     table.add_column("GiB", justify="right")
     table.add_column("GB", justify="right")

@@ -20,7 +20,19 @@ from typer import _click as click
 from typer.core import TyperGroup
 from typer.models import CommandInfo, TyperInfo
 
-RICH_MARKUP_TAG = re.compile(r"\[/?[a-z][a-z ]*\]")
+RICH_MARKUP_TAG = re.compile(r"(\\*)\[([a-z#/@][^[]*?)]")
+"""A Rich markup tag with the backslashes before it: Rich's own pattern (``rich.markup.RE_TAGS``)."""
+
+
+def plain_text(markup: str) -> str:
+    """``markup`` as Rich prints it, without styles: tags removed, ``\\[`` an escaped bracket
+    (Rich's rule: of the backslashes before a tag, each pair prints one, an odd one escapes it)."""
+
+    def shown(tag: re.Match[str]) -> str:
+        backslashes, escaped = divmod(len(tag.group(1)), 2)
+        return "\\" * backslashes + (f"[{tag.group(2)}]" if escaped else "")
+
+    return RICH_MARKUP_TAG.sub(shown, markup)
 
 
 def command_name(info: CommandInfo | TyperInfo) -> str:
@@ -39,7 +51,7 @@ def first_line_of_help(info: CommandInfo | TyperInfo, width: int) -> str:
         text = typer.main.solve_typer_info_help(info)
     else:
         text = info.help if isinstance(info.help, str) else (info.callback.__doc__ or "")
-    paragraph = RICH_MARKUP_TAG.sub("", inspect.cleandoc(text)).split("\n\n")[0]
+    paragraph = plain_text(inspect.cleandoc(text)).split("\n\n")[0]
     line = " ".join(paragraph.split())
     if len(line) <= width:
         return line

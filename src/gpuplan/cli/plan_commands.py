@@ -45,7 +45,9 @@ def plan(
         Path | None, typer.Argument(help="Scenario file (YAML or JSON); optional.")
     ] = None,
     preset: Annotated[str | None, typer.Option(help="student | startup | enterprise")] = None,
-    model: Annotated[str | None, typer.Option(help="Catalog name or config.json path.")] = None,
+    model: Annotated[
+        str | None, typer.Option(help="Catalog name, config.json path or Hugging Face id.")
+    ] = None,
     method: Annotated[str | None, typer.Option(help="full | lora | qlora | freeze")] = None,
     tokens: Annotated[str | None, typer.Option(help="Training tokens: 20B, 1.5T.")] = None,
     seq_len: Annotated[int | None, typer.Option("--seq-len", help="Tokens per sequence.")] = None,
@@ -164,11 +166,9 @@ def plan(
     parsed = parse_scenario(scenario)
     result = plan_search(parsed, **options)
     if not result["plans"]:
-        from gpuplan.search import PlanError
-
-        raise PlanError(result["explanation"])
+        show_no_plan(result, json_output)
     exported = None
-    if export is not None and result["plans"]:
+    if export is not None:
         from gpuplan.export import export_plan, write_export
 
         exported = write_export(
@@ -196,14 +196,38 @@ def plan(
     if exported is not None:
         from gpuplan.cli.output import console
 
-        console.print(f"wrote {exported}")
+        console.print(f"wrote {exported}", markup=False)
+
+
+def show_no_plan(result: dict[str, Any], json_output: bool) -> None:
+    """A search that found no plan is a negative verdict: the result (``--json``) or the job
+    and why nothing qualifies, then exit 1 (``cli/exit_codes.py``)."""
+    from gpuplan.cli.exit_codes import negative_verdict
+
+    if json_output:
+        from gpuplan.cli.output import print_json
+
+        print_json(result)
+    else:
+        from gpuplan.cli.estimate_commands import show_warnings
+        from gpuplan.cli.output import console
+        from gpuplan.i18n import current_language, translate
+        from gpuplan.report.plan import job_line
+
+        lang = current_language()
+        console.print(job_line(result["job"], lang), soft_wrap=False, markup=False)
+        show_warnings(result["warnings"])
+        console.print(translate("plan.no_plan", lang, reason=result["explanation"]), markup=False)
+    negative_verdict()
 
 
 def show_plans(result: dict[str, Any]) -> None:
     """The job, then one row per plan: what is rented and how it runs in one cell, then days
     and cost; the same cells as the report (``report.plan.plan_cells``)."""
+    from rich.markup import escape
     from rich.table import Table
 
+    from gpuplan.cli.estimate_commands import show_warnings
     from gpuplan.cli.output import console
     from gpuplan.i18n import current_language, translate
     from gpuplan.report.plan import (
@@ -216,7 +240,8 @@ def show_plans(result: dict[str, Any]) -> None:
     from gpuplan.units import format_money
 
     lang = current_language()
-    console.print(job_line(result["job"], lang), soft_wrap=False)
+    console.print(job_line(result["job"], lang), soft_wrap=False, markup=False)
+    show_warnings(result.get("warnings", []))
     plans = result["plans"]
     title = translate(
         "plan.title",
@@ -239,7 +264,7 @@ def show_plans(result: dict[str, Any]) -> None:
         cells = plan_cells(row, lang)
         table.add_row(
             str(rank),
-            "\n".join(plan_summary_lines(cells)),
+            escape("\n".join(plan_summary_lines(cells))),
             with_range(cells, "days", "\n"),
             with_range(cells, "cost", "\n"),
             cells["per_m_tok"],
@@ -251,9 +276,9 @@ def show_plans(result: dict[str, Any]) -> None:
             for point in result["pareto"][:6]
         )
         console.print(f"[dim]{translate('plan.pareto_line', lang)}[/dim] {front}")
-    console.print(result["explanation"])
+    console.print(result["explanation"], markup=False)
     for skipped in result.get("skipped_gpus", []):
-        console.print(f"[dim]{translate('plan.skipped', lang, reason=skipped)}[/dim]")
+        console.print(f"[dim]{escape(translate('plan.skipped', lang, reason=skipped))}[/dim]")
     if result.get("unoffered_gpus"):
         gpus = ", ".join(result["unoffered_gpus"])
         console.print(f"[dim]{translate('plan.unoffered', lang, gpus=gpus)}[/dim]")

@@ -156,6 +156,7 @@ def list_offers(
 
         print_json(entries)
         return
+    from rich.markup import escape
     from rich.table import Table
 
     from gpuplan.cli.output import console
@@ -180,11 +181,16 @@ def list_offers(
             )
         observed = sorted({plan.provenance.observed for plan in offer.plans})
         table.add_row(
-            offer.id,
-            offer.provider,
-            f"{offer.gpus} x {offer.gpu}\n{machine_text(offer)}",
-            "\n".join(plan_texts),
-            "\n".join(observed),
+            *(
+                escape(text)
+                for text in (
+                    offer.id,
+                    offer.provider,
+                    f"{offer.gpus} x {offer.gpu}\n{machine_text(offer)}",
+                    "\n".join(plan_texts),
+                    "\n".join(observed),
+                )
+            )
         )
     console.print(table)
     console.print(
@@ -222,17 +228,22 @@ def _check(
             {"offers": len(checked), "errors": errors, "findings": [f.to_dict() for f in findings]}
         )
     else:
+        from rich.markup import escape
+
         from gpuplan.cli.output import console
 
         for finding in findings:
             style = "red" if finding.level == "error" else "yellow"
             console.print(
-                f"[{style}]{finding.level}[/{style}] {finding.offer} {finding.field}: {finding.message}"
+                f"[{style}]{finding.level}[/{style}] "
+                + escape(f"{finding.offer} {finding.field}: {finding.message}")
             )
         warnings = len(findings) - errors
         console.print(f"{len(checked)} offers checked: {errors} rejected, {warnings} warnings")
     if errors:
-        raise typer.Exit(1)
+        from gpuplan.cli.exit_codes import negative_verdict
+
+        negative_verdict()
 
 
 @offers_app.command(
@@ -269,7 +280,9 @@ def import_skypilot(
     text = offers_to_toml(result.offers, name)
     for finding in result.findings:
         error_console.print(
-            f"{finding.level}: {finding.offer}: {finding.field}: {finding.message}", highlight=False
+            f"{finding.level}: {finding.offer}: {finding.field}: {finding.message}",
+            highlight=False,
+            markup=False,
         )
     error_console.print(f"{len(result.offers)} offers imported", highlight=False)
     if output is None:
@@ -367,6 +380,7 @@ def quote_command(
     chosen = _book(offers_file, discount, rates).get(offer)
     token_count = float(parse_tokens(tokens)) if tokens is not None else None
     restart_seconds = parse_duration(restart_overhead)
+    predicted: dict[str, Any] = {}
     if scenario is not None:
         predicted = _predicted_job(scenario, chosen)
         token_count = token_count or predicted["tokens"]
@@ -401,26 +415,35 @@ def quote_command(
         tax_rate=Decimal(repr(tax_rate)) if tax_rate is not None else None,
         rates=rates,
     ).to_dict(currency, rates)
+    fits = predicted.get("fits", True)
+    if not fits:
+        result["warnings"].append(predicted["does_not_fit"])
     if json_output:
         from gpuplan.cli.output import print_json
 
         print_json(result)
-        return
-    if wants_report(report, output_format):
+    elif wants_report(report, output_format):
         from gpuplan.report.quote import build_quote_report
 
         emit_report(lambda lang: build_quote_report(result, lang), report, output_format, force)
-        if output_format == "md":
-            return
-    _print_quote(result)
+        if output_format != "md":
+            _print_quote(result)
+    else:
+        _print_quote(result)
+    if not fits:
+        from gpuplan.cli.exit_codes import negative_verdict
+
+        negative_verdict()
 
 
 def _predicted_job(scenario: Path, offer: Any) -> dict[str, Any]:
     """Duration, tokens, throughput and instance count the models predict for a scenario run on
-    ``offer``'s GPU; spot restarts lose the reliability model's restart time."""
+    ``offer``'s GPU, and whether it fits there (else ``does_not_fit`` says by how much); spot
+    restarts lose the reliability model's restart time."""
     from gpuplan.api import estimate
     from gpuplan.errors import InputError
     from gpuplan.scenario import read_scenario_file
+    from gpuplan.units import format_bytes
 
     data = read_scenario_file(scenario)
     hardware = dict(data.get("hardware") or {})
@@ -436,6 +459,8 @@ def _predicted_job(scenario: Path, offer: Any) -> dict[str, Any]:
         raise InputError(
             "scenario: tokens missing; the duration to quote comes from tokens / throughput"
         )
+    memory = result["memory"]
+    usable = memory["capacity_bytes"] * (1 - memory["safety_margin"])
     return {
         "seconds": result["duration"]["seconds"],
         "tokens": float(result["duration"]["tokens"]),
@@ -443,10 +468,16 @@ def _predicted_job(scenario: Path, offer: Any) -> dict[str, Any]:
         * result["reliability"]["goodput"],
         "instances": -(-result["hardware"]["count"] // offer.gpus),
         "restart_seconds": result["reliability"]["restart_seconds"],
+        "fits": memory["fits"],
+        "does_not_fit": (
+            f"the scenario does not fit on {offer.gpu}: {format_bytes(memory['peak_bytes'])} "
+            f"per GPU against {format_bytes(usable)} usable"
+        ),
     }
 
 
 def _print_quote(result: dict[str, Any]) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     from gpuplan.cli.output import console
@@ -454,11 +485,11 @@ def _print_quote(result: dict[str, Any]) -> None:
 
     currency = result["currency"]
     console.print(
-        f"[bold]{result['offer']}[/bold] ({result['provider']}): {result['instances']} x "
+        f"[bold]{escape(result['offer'])}[/bold] ({escape(result['provider'])}): {result['instances']} x "
         f"{result['gpus_per_instance']} {result['gpu']} for {format_duration(result['duration_seconds'])}"
     )
     console.print(
-        f"Cheapest billing mix per instance: [bold]{result['billing_mix']['description']}[/bold]"
+        f"Cheapest billing mix per instance: [bold]{escape(result['billing_mix']['description'])}[/bold]"
     )
     if result["billing_mix"]["unused_seconds"]:
         console.print(
@@ -486,7 +517,7 @@ def _print_quote(result: dict[str, Any]) -> None:
             quantity_text = ""
         table.add_row(
             line["kind"],
-            str(line["item"]),
+            escape(str(line["item"])),
             quantity_text,
             _money(line["amount"], currency),
             line.get("observed", ""),
@@ -530,8 +561,9 @@ def _print_quote(result: dict[str, Any]) -> None:
         console.print(
             f"Converted {rate['from']} to {rate['to']} at {float(rate['rate']):.6g} ({rate['source'][:60]}, {rate['observed']})"
         )
-    for warning in result["warnings"]:
-        console.print(f"[yellow]warning:[/yellow] {warning}")
+    from gpuplan.cli.estimate_commands import show_warnings
+
+    show_warnings(result["warnings"])
 
 
 # --- tco --------------------------------------------------------------------------------------
@@ -666,19 +698,20 @@ def audit_command(
 
         print_json(result)
         return
+    from rich.markup import escape
     from rich.table import Table
 
     from gpuplan.cli.output import console
 
     currency = result["currency"]
-    table = Table(title=f"Recomputed bill: {result['offer']} ({result['plan']})")
+    table = Table(title=escape(f"Recomputed bill: {result['offer']} ({result['plan']})"))
     for column in ("kind", "item", "quantity", "amount"):
         table.add_column(column, justify="right" if column in ("quantity", "amount") else "left")
     for line in result["lines"]:
         if line["kind"] == "compute":
             table.add_row(
                 "compute",
-                f"row {line['row']} {line['instance']} {line['start']} → {line['stop']}",
+                escape(f"row {line['row']} {line['instance']} {line['start']} → {line['stop']}"),
                 f"{line['billed_seconds']:,} s billed",
                 _money(line["amount"], currency),
             )
@@ -687,7 +720,10 @@ def audit_command(
                 _money(line["amount"], currency) if line["amount"] is not None else line["note"]
             )
             table.add_row(
-                "fee", line["item"], f"{float(line['quantity']):,.4g} {line['unit']}", amount
+                "fee",
+                escape(line["item"]),
+                f"{float(line['quantity']):,.4g} {line['unit']}",
+                escape(amount),
             )
     table.add_row("", "[bold]total[/bold]", "", f"[bold]{_money(result['total'], currency)}[/bold]")
     console.print(table)

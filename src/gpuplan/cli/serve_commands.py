@@ -1,4 +1,4 @@
-"""`gpuplan serve`: the web app (needs the optional [web] extra: FastAPI and uvicorn)."""
+"""`gpuplan serve`: the web app (needs the optional ``web`` extra: FastAPI and uvicorn)."""
 
 from __future__ import annotations
 
@@ -62,9 +62,10 @@ def serve(
     try:
         from gpuplan.web import server
     except ImportError as missing:
+        from gpuplan.extras import missing_extra_message
+
         raise InputError(
-            f"gpuplan serve needs the web extra ({missing.name} is missing): "
-            "pip install 'gpuplan[web]'"
+            missing_extra_message("gpuplan serve", "web", missing.name or "a web dependency")
         ) from None
     typer.echo(f"gpuplan serving on http://{host}:{port}/ (Ctrl+C stops it)")
     server.run(host, port, workers)

@@ -1,8 +1,9 @@
 """The models: FLOPs, memory, communication, step time and reliability.
 
-``gpuplan.estimate`` is both this package and the public function of DESIGN.md's Python API
-(``gpuplan.estimate(scenario)``). Python binds a subpackage to its parent's attribute on import,
-so the package itself is made callable: calling it runs :func:`gpuplan.api.estimate`.
+``gpuplan.estimate`` is both this package and the public function of the Python API
+(``gpuplan.estimate(scenario)``, ``gpuplan``'s docstring). Python binds a subpackage to its
+parent's attribute on import, so the package itself is made callable: calling it runs
+:func:`gpuplan.api.estimate` and returns its result as JSON values.
 """
 
 from __future__ import annotations
@@ -13,10 +14,13 @@ from typing import Any
 
 
 class _CallableModule(types.ModuleType):
-    def __call__(self, scenario: Any) -> dict[str, Any]:
+    def __call__(self, scenario: Any, profile: int | None = None) -> dict[str, Any]:
+        """:func:`gpuplan.api.estimate` of ``scenario`` (a mapping, a YAML/JSON path or a parsed
+        scenario), calibrated by the stored bench run ``profile`` if given, as JSON values."""
         from gpuplan.api import estimate
+        from gpuplan.jsonable import jsonable
 
-        return estimate(scenario)
+        return dict(jsonable(estimate(scenario, profile=profile)))
 
 
 sys.modules[__name__].__class__ = _CallableModule

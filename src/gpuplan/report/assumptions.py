@@ -111,7 +111,7 @@ def assumptions_section(
 ) -> Section:
     """Everything the report's numbers rest on, as one table."""
     rows = [
-        [translate("assume.dense", lang), "", "DESIGN.md", ""],
+        [translate("assume.dense", lang), "", "catalog/data/gpus.toml (peak_flops)", ""],
         [translate("assume.month", lang), "30 d", "units.SECONDS_PER_MONTH", ""],
         *gpu_rows(gpus, lang),
         *(efficiency_rows(lang) if speed else []),

@@ -75,12 +75,14 @@ def layout_text(strategy: Mapping[str, Any]) -> str:
     return " ".join(parts) + (f" ({framework})" if framework else "")
 
 
-def warnings_section(warnings: list[str], lang: str) -> Section | None:
-    """The model's warnings, if any."""
+def warnings_section(warnings: list[Any], lang: str) -> Section | None:
+    """The model's warnings, if any: sentences, and notices rendered in ``lang``."""
+    from gpuplan.notices import notice_text
     from gpuplan.report.document import Paragraph
 
     if not warnings:
         return None
+    warnings = [notice_text(warning, lang) for warning in warnings]
     return Section(
         translate("report.warnings", lang),
         [

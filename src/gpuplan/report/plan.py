@@ -434,11 +434,9 @@ def build_plan_report(
             pue=assumed["pue"],
         )
         sections.append(tco_section(tco, lang, note))
-    warnings = list(estimate.get("warnings", [])) if estimate else []
+    warnings = [*result.get("warnings", []), *(estimate.get("warnings", []) if estimate else [])]
     if result["plans"]:
-        from gpuplan.notices import notice_text
-
-        warnings += [notice_text(notice, lang) for notice in result["plans"][0]["warnings"]]
+        warnings += result["plans"][0]["warnings"]
     if quote:
         warnings += quote.get("warnings", [])
     block = warnings_section(warnings, lang)

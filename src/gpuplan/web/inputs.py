@@ -1,8 +1,9 @@
 """Turn what a browser or an API client sends into scenarios, safely.
 
 Nothing a user sends is opened or executed: ``model`` is a catalog name or a JSON mapping of
-``config.json`` keys, never a path; uploads are read up to a size limit and parsed as JSON;
-TCO inputs are TOML text parsed as data.
+``config.json`` keys (sent as JSON, or pasted into the form's model field), never a path;
+uploads and pasted configs are read up to a size limit and parsed as JSON; TCO inputs are TOML
+text parsed as data.
 """
 
 from __future__ import annotations
@@ -21,12 +22,15 @@ STRATEGY_WORDS = ("recompute", "offload")
 
 
 def checked_model(value: Any, lang: str) -> str | dict[str, Any]:
-    """A catalog model name (validated against the catalog) or a config mapping; paths refused."""
+    """A catalog model name (validated against the catalog) or a config mapping, given as one
+    or as its JSON text (a pasted config.json, which starts with ``{``); paths refused."""
     if isinstance(value, Mapping):
         return dict(value)
     if not isinstance(value, str) or not value.strip():
         raise InputError(translate("error.model_path", lang))
     name = value.strip()
+    if name.startswith("{"):
+        return parse_upload(name.encode("utf-8"), lang, "pasted")
     if re.search(r"[/\\~]|\.json$|^\.", name, re.IGNORECASE):
         raise InputError(translate("error.model_path", lang))
     from gpuplan.catalog import load_model
@@ -35,18 +39,20 @@ def checked_model(value: Any, lang: str) -> str | dict[str, Any]:
     return name
 
 
-def parse_upload(data: bytes, lang: str) -> dict[str, Any]:
-    """An uploaded ``config.json``: at most 64 KiB, a JSON object."""
+def parse_upload(data: bytes, lang: str, source: str = "upload") -> dict[str, Any]:
+    """An uploaded (``source`` ``"upload"``) or pasted (``"pasted"``) ``config.json``: at most
+    64 KiB, a JSON object."""
     if len(data) > UPLOAD_LIMIT_BYTES:
         raise InputError(translate("error.upload_size", lang, limit=UPLOAD_LIMIT_BYTES // 1024))
+    not_json = f"error.{source}_json"
     try:
         parsed = parse_json(data.decode("utf-8"), "config.json")
     except UnicodeDecodeError as error:
-        raise InputError(translate("error.upload_json", lang, reason=str(error))) from None
+        raise InputError(translate(not_json, lang, reason=str(error))) from None
     except InputError as error:
-        raise InputError(translate("error.upload_json", lang, reason=str(error))) from None
+        raise InputError(translate(not_json, lang, reason=str(error))) from None
     if not isinstance(parsed, dict):
-        raise InputError(translate("error.upload_json", lang, reason=type(parsed).__name__))
+        raise InputError(translate(not_json, lang, reason=type(parsed).__name__))
     return parsed
 
 

@@ -49,9 +49,28 @@ def require_sizes(raw: Mapping[str, Any], key_aliases: KeyAliases) -> None:
     missing = [key for key in REQUIRED_SIZE_KEYS if not gives(raw, key, key_aliases)]
     if missing:
         raise ConfigError(
-            f"model.{missing[0]}: missing; a config must give {', '.join(REQUIRED_SIZE_KEYS)} "
-            "(other sizes may take the family's transformers defaults)"
+            f"model: {' and '.join(missing)} missing; a config must give "
+            f"{', '.join(REQUIRED_SIZE_KEYS)} (other sizes may take the family's transformers "
+            "defaults)"
         )
+
+
+def defaults_taken(
+    raw: Mapping[str, Any], defaults: Mapping[str, Any], key_aliases: KeyAliases
+) -> tuple[str, ...]:
+    """The keys of the family's ``defaults`` that ``raw`` gives under none of their names (the
+    key or an alias of it), in the defaults' order: what :func:`normalise_keys` fills from the
+    family's ``transformers`` defaults rather than from the config."""
+
+    def names(key: str) -> tuple[str, ...]:
+        for canonical, aliases in key_aliases.items():
+            if key == canonical or key in aliases:
+                return (canonical, *aliases)
+        return (key,)
+
+    return tuple(
+        key for key in defaults if not any(raw.get(name) is not None for name in names(key))
+    )
 
 
 def normalise_keys(

@@ -91,6 +91,9 @@ class ModelSpec:
     vision_params: int = 0
     settings: ModelSettings = NO_SETTINGS
     """Rotary base and scaling, norm epsilon: what an export writes (``model_settings``)."""
+    defaults_taken: tuple[str, ...] = field(default=(), compare=False)
+    """Keys the config left out that the family's ``transformers`` defaults filled
+    (:func:`gpuplan.workload.hf_config.defaults_taken`); what a warning names."""
 
     # --- construction ---------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from typing import Any
 from gpuplan.workload.families.family import Family, Fields, Values
 from gpuplan.workload.hf_config import (
     ConfigError,
+    defaults_taken,
     flag,
     normalise_keys,
     optional_int,
@@ -55,7 +56,11 @@ def build_spec(
     fields["vision_params"] = vision_tower_params(family, vision_config, fields["hidden_size"])
     router = fields.pop("router")
     settings = replace(read_model_settings(values), router=router)
-    spec = ModelSpec(**fields, settings=settings)
+    spec = ModelSpec(
+        **fields,
+        settings=settings,
+        defaults_taken=defaults_taken(raw, family.defaults, family.key_aliases),
+    )
     return check_architecture(spec, head_dim_given=bool(values.get("head_dim")))
 
 
