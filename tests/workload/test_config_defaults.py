@@ -8,13 +8,14 @@ import gpuplan
 from gpuplan.api import memory_estimate, plan_search
 from gpuplan.catalog import load_model, model_entries
 from gpuplan.notices import notice_text
-from gpuplan.workload.model import FAMILIES, ConfigError, ModelSpec
+from gpuplan.workload.families import family_named
+from gpuplan.workload.model import ConfigError, ModelSpec
 
 SMALL_LLAMA = {"model_type": "llama", "num_hidden_layers": 4, "hidden_size": 512}
 
 
 def test_every_family_default_taken_is_named_and_used():
-    defaults = FAMILIES["llama"].defaults
+    defaults = family_named("llama").defaults
     spec = ModelSpec.from_hf_config(SMALL_LLAMA)
     left_out = [key for key in defaults if key not in SMALL_LLAMA]
     assert spec.defaults_taken == tuple(left_out) and left_out
@@ -24,7 +25,7 @@ def test_every_family_default_taken_is_named_and_used():
 
 
 def test_a_key_given_under_an_alias_is_not_taken_from_the_defaults():
-    defaults = FAMILIES["mixtral"].defaults
+    defaults = family_named("mixtral").defaults
     assert "num_local_experts" in defaults
     config = {
         "model_type": "mixtral",
@@ -40,7 +41,7 @@ def test_a_key_given_under_an_alias_is_not_taken_from_the_defaults():
 
 
 def test_a_complete_config_and_the_catalog_assume_nothing():
-    config = {**FAMILIES["llama"].defaults, **SMALL_LLAMA}
+    config = {**family_named("llama").defaults, **SMALL_LLAMA}
     assert ModelSpec.from_hf_config(config).defaults_taken == ()
     for name in model_entries():
         assert load_model(name).defaults_taken == ()
