@@ -29,8 +29,8 @@ def test_active_params_match_the_reference_exactly(name: str) -> None:
     assert spec.active_params < spec.total_params
 
 
-def test_the_catalog_holds_58_models_with_references() -> None:
-    assert len(CATALOG) == 58
+def test_every_catalog_model_has_a_reference_count() -> None:
+    assert CATALOG and all(entry["reference_total_params"] > 0 for entry in CATALOG.values())
     assert {"mixtral-8x7b", "deepseek-v3", "qwen3-30b-a3b"} <= set(MOE)
 
 

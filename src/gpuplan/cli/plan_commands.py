@@ -10,6 +10,7 @@ import typer
 from gpuplan.cli.catalog_commands import JsonOption
 from gpuplan.cli.checks import finite
 from gpuplan.cli.estimate_commands import ProfileOption
+from gpuplan.cli.pricing_commands import FxFileOption, FxOption, OffersFileOption, print_notes
 from gpuplan.cli.report_options import (
     ForceOption,
     FormatOption,
@@ -93,7 +94,9 @@ def plan(
         str | None, typer.Option(help="Currency of the costs: CNY, USD, EUR.")
     ] = None,
     limit: Annotated[int, typer.Option(help="Plans to show.")] = 10,
-    offers: Annotated[Path | None, typer.Option(help="Your own offers file (TOML).")] = None,
+    offers: OffersFileOption = None,
+    fx: FxOption = None,
+    fx_file: FxFileOption = None,
     allow_unlisted_network: Annotated[
         bool,
         typer.Option(
@@ -154,8 +157,12 @@ def plan(
     ):
         if values:
             options[key] = tuple(values)
-    if offers is not None:
-        options["offers_file"] = str(offers)
+    if offers:
+        options["offers_file"] = tuple(str(path) for path in offers)
+    if fx:
+        options["fx"] = tuple(fx)
+    if fx_file is not None:
+        options["fx_file"] = str(fx_file)
     if allow_unlisted_network:
         options["allow_unlisted_network"] = True
     options["limit"] = limit
@@ -163,6 +170,7 @@ def plan(
         options["profile"] = profile
     parsed = parse_scenario(scenario)
     result = plan_search(parsed, **options)
+    print_notes(result["offer_notes"])
     if not result["plans"]:
         from gpuplan.search import PlanError
 
