@@ -13,9 +13,11 @@ CliRunner = Callable[..., tuple[int, str, str]]
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Parsed-catalog cache in a fresh folder: tests neither read nor leave the user's cache.
-    Set in the environment, so that the CLI processes tests start use it too."""
+    """Parsed-catalog cache and user data (bench store, the user's own offers) in fresh
+    folders: tests neither read nor leave the user's. Set in the environment, so that the CLI
+    processes tests start use them too."""
     os.environ["GPUPLAN_CACHE_DIR"] = tempfile.mkdtemp(prefix="gpuplan-cache-")
+    os.environ["GPUPLAN_DATA_DIR"] = tempfile.mkdtemp(prefix="gpuplan-data-")
 
 
 @pytest.fixture

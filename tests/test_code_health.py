@@ -40,7 +40,7 @@ def test_mypy_passes_on_the_package():
 
 
 def test_import_does_not_load_heavy_modules():
-    code = "import sys, gpuplan; heavy = [m for m in ('numpy', 'typer', 'rich', 'yaml') if m in sys.modules]; print(heavy)"
+    code = "import sys, gpuplan; heavy = [m for m in ('numpy', 'typer', 'rich', 'yaml', 'msgspec') if m in sys.modules]; print(heavy)"
     result = _run(sys.executable, "-c", code)
     assert result.stdout.strip() == "[]", result.stdout + result.stderr
 
@@ -50,3 +50,15 @@ def test_generated_plan_table_is_current():
     ``python scripts/plan_table.py``."""
     result = _run(sys.executable, "scripts/plan_table.py", "--check")
     assert result.returncode == 0, result.stderr
+
+
+def test_only_the_catalog_package_opens_package_data():
+    """Every catalog file is read (and checked against its schema) by ``gpuplan.catalog``."""
+    package = ROOT / "src" / "gpuplan"
+    readers = sorted(
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if "resources.files" in path.read_text("utf-8")
+        or "importlib.resources" in path.read_text("utf-8")
+    )
+    assert readers and all(path.startswith("catalog/") for path in readers), readers

@@ -371,8 +371,9 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
 
 def _parse_cluster(hardware: Mapping[str, Any]) -> Cluster | None:
     """``hardware``: a GPU in its usual servers (``gpus_per_node``, ``inter_node``,
-    ``nics_per_node``, ``p2p`` override them), or ``offer``: the machine an offer sells, ``count`` GPUs of it; the offer
-    is the catalog's or, with ``offers_file``, one of the user's own offers file."""
+    ``nics_per_node``, ``p2p`` override them), or ``offer``: the machine an offer sells,
+    ``count`` GPUs of it; the offer is the catalog's or, with ``offers_file`` (a path or a list
+    of paths, merged in order), one of the user's own offers files."""
     from gpuplan.catalog import load_gpu
 
     count = _integer(hardware, "count", "hardware.", 1, JOB_RANGES["count"]) or 0
@@ -381,9 +382,13 @@ def _parse_cluster(hardware: Mapping[str, Any]) -> Cluster | None:
         from gpuplan.pricing.offers import OfferBook
 
         offers_file = hardware.get("offers_file")
-        if offers_file is not None and not isinstance(offers_file, str):
+        if offers_file is not None and not (
+            isinstance(offers_file, str)
+            or (isinstance(offers_file, list) and all(isinstance(p, str) for p in offers_file))
+        ):
             raise ScenarioError(
-                f"hardware.offers_file: expected the path of an offers file, got {shown(offers_file)}"
+                "hardware.offers_file: expected the path of an offers file or a list of paths, "
+                f"got {shown(offers_file)}"
             )
         offer = OfferBook.build(offers_file).get(str(hardware["offer"]))
         gpu = load_gpu(offer.gpu)

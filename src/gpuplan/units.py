@@ -127,6 +127,14 @@ _DURATION_UNIT = {
     "year": SECONDS_PER_YEAR,
     "years": SECONDS_PER_YEAR,
 }
+DURATION_FORMS = _DURATION_FORMS
+DURATION_PATTERN = (
+    r"^\s*(?:\d+(?:\.\d+)?\s*(?:"
+    + "|".join(sorted(_DURATION_UNIT, key=len, reverse=True))
+    + r")?\s*)+$"
+)
+"""The written durations :func:`parse_duration` reads (one or more number-and-unit parts, a
+bare number is seconds), as one regular expression for the catalog schemas."""
 
 
 def parse_duration(value: str | float | int) -> float:

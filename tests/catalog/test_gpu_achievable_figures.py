@@ -11,11 +11,11 @@ from gpuplan.catalog import (
     CatalogError,
     all_gpus,
     gpu_entries,
-    gpu_spec_from_entry,
     load_gpu,
     resolve_gpu_id,
     uncatalogued_best_shapes,
 )
+from gpuplan.catalog.schema import decode
 from gpuplan.errors import InputError
 
 ACHIEVABLE_FIELDS = (
@@ -140,26 +140,26 @@ def entry_of(gpu_id: str, **changes: object) -> dict:
     return entry
 
 
+def gpus_file_with(gpu_id: str, entry: dict) -> dict:
+    return {"gpus": {**gpu_entries(), gpu_id: entry}}
+
+
 def test_a_key_the_spec_does_not_know_is_rejected() -> None:
-    with pytest.raises(TypeError, match="achievable_hbm_cpy"):
-        gpu_spec_from_entry("h100-sxm-80gb", entry_of("h100-sxm-80gb", achievable_hbm_cpy=1e12))
+    entry = entry_of("h100-sxm-80gb", achievable_hbm_cpy=1e12)
+    with pytest.raises(InputError, match="did you mean achievable_hbm_copy") as error:
+        decode(gpus_file_with("h100-sxm-80gb", entry), "gpus", "gpus.toml")
+    assert str(error.value).startswith("gpus.toml: gpu 'h100-sxm-80gb': achievable_hbm_cpy:")
 
 
 @pytest.mark.parametrize("dims", [[2048, 2048], [2048, 0, 13312], [2048.0, 2048, 13312], "2048"])
 def test_a_malformed_best_shape_names_the_field(dims: object) -> None:
     entry = entry_of("h100-sxm-80gb", mamf_best_shape={"bf16": dims})
-    with pytest.raises(InputError, match=r"h100-sxm-80gb: mamf_best_shape\.bf16") as error:
-        gpu_spec_from_entry("h100-sxm-80gb", entry)
+    with pytest.raises(InputError, match=r"h100-sxm-80gb': mamf_best_shape\.bf16") as error:
+        decode(gpus_file_with("h100-sxm-80gb", entry), "gpus", "gpus.toml")
     assert "\n" not in str(error.value)
 
 
 def test_a_payload_that_is_not_a_byte_count_names_the_field() -> None:
     entry = entry_of("h200-sxm-141gb", achievable_all_reduce_busbw_nvls={"2GiB": 469.17e9})
-    with pytest.raises(InputError, match=r"achievable_all_reduce_busbw_nvls.*2GiB"):
-        gpu_spec_from_entry("h200-sxm-141gb", entry)
-
-
-def test_same_die_as_must_name_a_catalog_gpu() -> None:
-    entry = entry_of("h800-sxm-80gb", same_die_as="h100")
-    with pytest.raises(CatalogError, match="same_die_as"):
-        gpu_spec_from_entry("h800-sxm-80gb", entry)
+    with pytest.raises(InputError, match=r"achievable_all_reduce_busbw_nvls: key '2GiB'"):
+        decode(gpus_file_with("h200-sxm-141gb", entry), "gpus", "gpus.toml")

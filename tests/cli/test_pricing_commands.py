@@ -45,10 +45,12 @@ def test_offers_check_rejects_a_bad_user_file(cli, tmp_path):
     )
     code, out, _ = cli("offers", "--check", "--offers", str(path))
     assert code == 1
+    assert f"error {path}: offer 'bad': plans[1].price: spot" in out
     assert "not below on-demand" in out
     code, _, err = cli("quote", "--offer", "bad", "--duration", "1d", "--offers", str(path))
     assert code == 2
-    assert err.startswith("error: rejected offer bad")
+    assert err.startswith(f"error: {path}: offer 'bad': plans[1].price: spot")
+    assert "rejected" in err
 
 
 def test_quote_json_contract(cli):
@@ -206,3 +208,89 @@ def test_import_skypilot_writes_a_valid_offers_file(cli, tmp_path):
     )
     assert code == 0
     assert {offer["id"] for offer in json.loads(out)} >= {"aws-imported-p5.48xlarge-us-east-1"}
+
+
+OWN = """provider = "Mine"
+currency = "USD"
+[[offers]]
+id = "{offer_id}"
+gpu = "H100 SXM"
+gpus = 8
+topology = {{ intra_node = "nvlink4", p2p = true, network = "none", source = "s", observed = "2026-11-01" }}
+plans = [ {{ mode = "hourly", price = {price}, per = "gpu", source = "my quote", observed = "2026-11-01" }} ]
+"""
+
+
+def own_offers(folder: Path, name: str, offer_id: str, price: float) -> Path:
+    path = folder / name
+    path.write_text(OWN.format(offer_id=offer_id, price=price))
+    return path
+
+
+def test_offers_schema_prints_the_shipped_json_schema(cli):
+    from gpuplan.catalog.schema import shipped_schema_text
+
+    code, out, _ = cli("offers", "schema")
+    assert code == 0 and out == shipped_schema_text("offers")
+    code, out, _ = cli("offers", "schema", "--file", "gpus")
+    assert code == 0 and json.loads(out)["title"] == "gpuplan gpus file"
+
+
+def test_several_offers_files_merge_and_a_duplicate_is_reported(cli, tmp_path):
+    first = own_offers(tmp_path, "first.toml", "mine-a", 2.5)
+    second = own_offers(tmp_path, "second.toml", "mine-b", 2.4)
+    again = own_offers(tmp_path, "again.toml", "mine-a", 2.3)
+    code, out, err = cli(
+        "offers", "--provider", "Mine", "--json",
+        "--offers", str(first), "--offers", str(second), "--offers", str(again),
+    )  # fmt: skip
+    assert code == 0
+    offers = {offer["id"]: offer for offer in json.loads(out)}
+    assert set(offers) == {"mine-a", "mine-b"}
+    assert offers["mine-a"]["plans"][0]["price"] == 2.3
+    assert offers["mine-a"]["origin"] == str(again)
+    assert f"note: offer 'mine-a' of {again} replaces the one of {first}" in err
+
+
+def test_a_misspelled_key_in_a_users_file_is_refused_by_check_and_by_every_command(cli, tmp_path):
+    path = own_offers(tmp_path, "mine.toml", "mine-a", 2.5)
+    path.write_text(path.read_text().replace("gpus = 8", 'gpus = 8\nregoin = "us"'))
+    for args in (("offers", "--check"), ("quote", "--offer", "mine-a", "--duration", "1d")):
+        code, _, err = cli(*args, "--offers", str(path))
+        assert code == 2
+        assert err.startswith(f"error: {path}: offer 'mine-a': regoin: unknown key")
+        assert "did you mean region?" in err and len(err.strip().splitlines()) == 1
+
+
+def test_quote_converts_with_fx_per_dollar_and_a_rates_file(cli, tmp_path):
+    args = ("quote", "--offer", "aws-p5.48xlarge-us-east-1", "--duration", "1h", "--json")
+    code, out, _ = cli(*args, "--currency", "CNY", "--fx", "CNY=7.1")
+    assert code == 0
+    assert json.loads(out)["exchange_rate"]["rate"] == pytest.approx(7.1)
+    rates = tmp_path / "rates.toml"
+    rates.write_text(
+        'base = "USD"\n[[rates]]\ncurrency = "CNY"\nper_unit = 0.125\n'
+        'source = "my bank"\nobserved = "2026-11-01"\n'
+    )
+    code, out, _ = cli(*args, "--currency", "CNY", "--fx-file", str(rates))
+    assert code == 0
+    assert json.loads(out)["exchange_rate"]["rate"] == pytest.approx(8)
+    rates.write_text(rates.read_text().replace("per_unit", "per_unti"))
+    code, _, err = cli(*args, "--fx-file", str(rates))
+    assert code == 2 and f"{rates}: rate 'CNY': per_unti: unknown key" in err
+
+
+def test_plan_merges_offers_files_and_converts_with_fx(cli, tmp_path):
+    first = own_offers(tmp_path, "first.toml", "mine-a", 0.95)
+    again = own_offers(tmp_path, "again.toml", "mine-a", 0.9)
+    code, out, err = cli(
+        "plan", "--model", "llama-3.1-8b", "--tokens", "1B", "--provider", "Mine",
+        "--offers", str(first), "--offers", str(again), "--currency", "CNY", "--fx", "CNY=8",
+        "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["offer_notes"] and str(again) in result["offer_notes"][0]
+    top = result["plans"][0]["cost"]
+    assert top["offer"] == "mine-a"
+    assert "note: offer 'mine-a'" in err

@@ -31,7 +31,7 @@ id = "mine-h100-x8"
 gpu = "H100 SXM"
 gpus = 8
 topology = { intra_node = "nvlink4", p2p = true, network = "none", source = "s", observed = "2026-11-01" }
-plans = [ { mode = "hourly", price = 0.5, per = "gpu", source = "my invoice", observed = "2026-11-01" } ]
+plans = [ { mode = "hourly", price = 0.9, per = "gpu", source = "my invoice", observed = "2026-11-01" } ]
 """
 
 
@@ -54,4 +54,4 @@ def test_an_offer_of_an_unknown_gpu_is_an_error(cli, tmp_path: Path) -> None:
     offers = tmp_path / "mine.toml"
     offers.write_text(OWN_OFFER.replace("H100 SXM", "H900"))
     code, _, err = cli("offers", "--offers", str(offers))
-    assert code == 2 and "'mine-h100-x8'.gpu: unknown GPU 'H900'" in err
+    assert code == 2 and "offer 'mine-h100-x8': gpu: unknown GPU 'H900'" in err

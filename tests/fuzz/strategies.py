@@ -279,6 +279,17 @@ offers_documents = offers_documents | mutated(OWN_OFFERS, _paths(OWN_OFFERS))
 """Offers files as parsed TOML, in the catalog's schema with any values, and a valid file
 with one or two values changed."""
 
+OWN_RATES = {
+    "base": "USD",
+    "rates": [
+        {"currency": "CNY", "per_unit": 0.14, "source": "my bank", "observed": "2026-11-01"},
+        {"currency": "GBP", "per_unit": 1.27, "source": "my bank", "observed": "2026-11",
+         "date_quality": "month"},
+    ],
+}  # fmt: skip
+"""A rates file in currency.toml's form (``--fx-file``): a known base and a new currency."""
+rates_documents = mutated(OWN_RATES, _paths(OWN_RATES))
+
 usage_cells = st.one_of(
     st.sampled_from(["pod-a", "2026-11-02T08:00:00Z", "2026-11-03T09:00:00Z", "1", "8", "0", "-1",
                      "²", "١", "1e400", "nan", "inf", "", "2026-02-30T00:00:00Z", '"', "a,b"]),

@@ -13,7 +13,7 @@ from hypothesis import given
 from gpuplan.errors import InputError
 
 from .bounds import bounded, fuzz_settings
-from .strategies import offers_documents, tco_documents, usage_files
+from .strategies import offers_documents, rates_documents, tco_documents, usage_files
 
 pytestmark = pytest.mark.fuzz
 
@@ -73,3 +73,19 @@ def test_a_fuzzed_usage_file_audits_or_is_refused(text, tmp_path_factory):
     result = bounded(lambda: audit(records, offer))
     if not isinstance(result, InputError):
         assert _finite_numbers(result)
+
+
+@fuzz_settings()
+@given(document=rates_documents)
+def test_a_fuzzed_rates_file_converts_or_is_refused(document):
+    from gpuplan.pricing.currency import default_rates, parse_rates
+
+    rates = bounded(lambda: parse_rates(document, "fuzz.toml"))
+    if isinstance(rates, InputError):
+        return
+    merged = bounded(lambda: default_rates().merged(rates, "fuzz.toml"))
+    if isinstance(merged, InputError):
+        return
+    for currency in merged.currencies:
+        converted = merged.convert(Decimal(100), currency, "USD")
+        assert converted.is_finite() and converted > 0

@@ -37,10 +37,66 @@ def test_overrides_in_either_direction():
     assert rates.convert(Decimal(1), "EUR", "CNY") == Decimal("10.5")
 
 
-@pytest.mark.parametrize("text", ["USD=7", "USD/CNY=abc", "USD/CNY=-1"])
-def test_bad_overrides_are_input_errors(text: str):
-    with pytest.raises(CurrencyError):
+def test_a_rate_per_dollar_in_the_short_form():
+    rates = build_rates(["CNY=7.1"])
+    assert rates.convert(Decimal(1), "USD", "CNY") == Decimal("7.1")
+    assert rates.describe("USD")["source"] == "user override: CNY=7.1"
+    rates = build_rates(["CNY=7", "EUR=0.5"])
+    assert rates.convert(Decimal(1), "EUR", "CNY") == Decimal(14)
+    rates = build_rates(["GBP=0.8"])
+    assert rates.convert(Decimal(8), "GBP", "USD") == Decimal(10)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("USD=7", "CUR=RATE prices the dollar"),
+        ("USD/CNY=abc", "'abc' is not a number"),
+        ("USD/CNY=-1", "must be positive"),
+        ("7.1", "expected A/B=RATE"),
+        ("yuan=7.1", "expected A/B=RATE"),
+        ("CNY/CNY=1", "expected A/B=RATE"),
+    ],
+)
+def test_bad_overrides_are_input_errors(text: str, message: str):
+    with pytest.raises(CurrencyError, match=message):
         build_rates([text])
+
+
+RATES_FILE = """base = "USD"
+[[rates]]
+currency = "CNY"
+per_unit = {per_unit}
+source = "my bank"
+observed = "{observed}"
+"""
+
+
+def test_a_rates_file_replaces_the_rates_it_gives_and_keeps_the_others(tmp_path):
+    path = tmp_path / "rates.toml"
+    path.write_text(RATES_FILE.format(per_unit=0.125, observed="2026-11-01"))
+    rates = build_rates(rates_file=path)
+    assert rates.convert(Decimal(1), "USD", "CNY") == Decimal(8)
+    assert rates.describe("USD")["source"] == "my bank"
+    assert rates.rate("EUR") == default_rates().rate("EUR")
+    assert build_rates(["CNY=7"], path).convert(Decimal(1), "USD", "CNY") == Decimal(7)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("per_unit = 0.125", "per_unti = 0.125"), r"rate 'CNY': per_unti: unknown key"),
+        (("per_unit = 0.125", 'per_unit = "0.125"'), r"rate 'CNY': per_unit: expected units"),
+        (('observed = "2026-11-01"', 'observed = "2999-01-01"'), r"observed '2999-01-01' is in"),
+        (('base = "USD"', 'base = "GBP"'), r"base: 'GBP' is not one of"),
+    ],
+)
+def test_a_bad_rates_file_names_file_entry_and_key(tmp_path, change, message):
+    path = tmp_path / "rates.toml"
+    path.write_text(RATES_FILE.format(per_unit=0.125, observed="2026-11-01").replace(*change))
+    with pytest.raises(CurrencyError, match=message) as error:
+        build_rates(rates_file=path)
+    assert str(error.value).startswith(str(path))
 
 
 def test_quote_converted_total_says_its_currency_and_rate():

@@ -85,10 +85,13 @@ def test_price_units_are_kept_per_gpu_and_per_instance():
 @pytest.mark.parametrize(
     ("plan", "message"),
     [
-        ('mode = "hourly", price = 2', "missing 'per'"),
-        ('mode = "fortnightly", price = 2, per = "gpu"', "mode 'fortnightly'"),
-        ('mode = "hourly", price = "two", per = "gpu"', "price: expected a number"),
-        ('mode = "reserved", price = 2, per = "gpu"', "missing 'term'"),
+        ('mode = "hourly", price = 2', r"plans\[0\]: missing key 'per' \(one of gpu, instance\)"),
+        (
+            'mode = "fortnightly", price = 2, per = "gpu"',
+            r"plans\[0\].mode: 'fortnightly' is not one",
+        ),
+        ('mode = "hourly", price = "two", per = "gpu"', r"plans\[0\].price: expected a price"),
+        ('mode = "reserved", price = 2, per = "gpu"', r"plans\[0\]: missing key 'term'"),
     ],
 )
 def test_bad_plans_name_the_field(plan: str, message: str):
@@ -106,7 +109,7 @@ gpu = "h100-sxm-80gb"
 gpus = 1
 plans = [ { mode = "hourly", price = 2, per = "gpu", source = "somewhere" } ]
 """
-    with pytest.raises(ProvenanceError, match="missing 'observed'"):
+    with pytest.raises(OfferError, match=r"test: offer 'x': plans\[0\]: missing key 'observed'"):
         read_offers_text(text, "test")
 
 

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from gpuplan.pricing.offers import catalog_offers, read_offers_text
+from gpuplan.pricing.offers import OfferError, catalog_offers, read_offers_text
 from gpuplan.pricing.validate import OfferValidationError, raise_on_errors, validate_offers
 
 TODAY = dt.date(2026, 11, 30)
@@ -34,10 +34,20 @@ def test_built_in_catalog_has_no_rejected_offer():
     assert _errors(catalog_offers()) == []
 
 
-@pytest.mark.parametrize("price", ["0", "700.0", "-1"])
-def test_placeholder_prices_are_rejected(price: str):
+@pytest.mark.parametrize("price", ["0", "700.0", "9999"])
+def test_placeholder_prices_are_rejected_naming_file_offer_and_key(price: str):
     offers = _offer(f'{{ mode = "hourly", price = {price}, per = "instance", OBS }}')
-    assert any("placeholder" in finding.message for finding in _errors(offers))
+    (error,) = [error for error in _errors(offers) if "placeholder" in error.message]
+    assert error.where == "test: offer 'x': plans[0].price"
+    with pytest.raises(
+        OfferValidationError, match=r"^test: offer 'x': plans\[0\].price: placeholder"
+    ):
+        raise_on_errors([error])
+
+
+def test_a_negative_price_is_refused_when_the_file_is_read():
+    with pytest.raises(OfferError, match=r"test: offer 'x': plans\[0\].price: expected a price"):
+        _offer('{ mode = "hourly", price = -1, per = "instance", OBS }')
 
 
 def test_spot_at_or_above_on_demand_is_rejected():
@@ -46,7 +56,7 @@ def test_spot_at_or_above_on_demand_is_rejected():
     )
     (error,) = _errors(offers)
     assert "not below on-demand" in error.message
-    with pytest.raises(OfferValidationError, match="rejected offer x"):
+    with pytest.raises(OfferValidationError, match=r"offer 'x': plans\[1\].price: spot"):
         raise_on_errors(_errors(offers))
 
 

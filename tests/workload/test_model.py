@@ -35,6 +35,11 @@ def test_the_mixture_of_experts_models_carry_active_references() -> None:
     assert {"mixtral-8x7b", "deepseek-v3", "qwen3-30b-a3b", "gpt-oss-20b", "llama-4-scout"} <= moe
 
 
+def test_every_catalog_model_has_a_reference_count() -> None:
+    assert CATALOG and all(entry["reference_total_params"] > 0 for entry in CATALOG.values())
+    assert {"mixtral-8x7b", "deepseek-v3", "qwen3-30b-a3b"} <= set(MOE)
+
+
 def test_llama_3_1_8b() -> None:
     assert load_model("llama-3.1-8b").total_params == 8_030_261_248
 

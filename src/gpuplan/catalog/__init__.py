@@ -1,7 +1,9 @@
 """The built-in catalog: models and GPUs, each number with its source and observed date.
 
-Data lives in TOML under ``catalog/data/``; this module only loads and resolves it. Every
-other module receives specs (``ModelSpec``, ``GPUSpec``) and never reads these files itself.
+Data lives in TOML (and the validation tables in CSV) under ``catalog/data/``. This package is
+the only code that opens that package data: every file is read here, checked against its
+schema (``catalog/schema/``), and handed on; every other module receives specs (``ModelSpec``,
+``GPUSpec``) or checked tables and never reads these files itself.
 """
 
 from __future__ import annotations
@@ -24,15 +26,70 @@ class CatalogError(InputError, LookupError):
     """A name the catalog does not hold; the message suggests the closest ones."""
 
 
+SCHEMA_OF_FILE = {
+    "models.toml": "models",
+    "gpus.toml": "gpus",
+    "currency.toml": "currency",
+    "datacenter.toml": "datacenter",
+    "efficiency.toml": "efficiency",
+    "offers": "offers",
+}
+"""Which schema (``catalog.schema.SCHEMA_TYPES``) each built-in file follows; ``offers`` covers
+every ``offers/*.toml``."""
+
+
+def _data(*parts: str) -> Any:
+    return resources.files("gpuplan.catalog").joinpath("data", *parts)
+
+
 def read_catalog_toml(*parts: str) -> dict[str, Any]:
     """The built-in data file ``catalog/data/<parts...>``, parsed (through ``parsed_cache``)."""
-    content = resources.files("gpuplan.catalog").joinpath("data", *parts).read_bytes()
-    return parse_catalog_toml(content, "/".join(parts))
+    return parse_catalog_toml(_data(*parts).read_bytes(), "/".join(parts))
+
+
+def read_catalog_text(*parts: str) -> str:
+    """The text of the built-in data file ``catalog/data/<parts...>`` (the validation CSVs)."""
+    return str(_data(*parts).read_text("utf-8"))
+
+
+def has_catalog_file(*parts: str) -> bool:
+    return bool(_data(*parts).is_file())
+
+
+def checked_catalog_toml(*parts: str) -> dict[str, Any]:
+    """:func:`read_catalog_toml`, checked against the file's schema (:data:`SCHEMA_OF_FILE`):
+    a key the schema does not hold, a wrong type or unit, a future date is a
+    :class:`CatalogError` naming the file, the entry and the key."""
+    from gpuplan.catalog.schema import decode
+
+    document = read_catalog_toml(*parts)
+    decode(document, SCHEMA_OF_FILE[parts[0]], "/".join(parts), CatalogError)
+    return document
+
+
+def offer_files() -> list[str]:
+    """The built-in offers files, ``offers/<provider>.toml``, in name order."""
+    folder = _data("offers")
+    return sorted(
+        f"offers/{entry.name}" for entry in folder.iterdir() if entry.name.endswith(".toml")
+    )
+
+
+def offer_documents() -> list[tuple[str, dict[str, Any]]]:
+    """``(origin, parsed TOML)`` of every built-in offers file; the pricing package checks
+    and reads them (``pricing.offers.parse_provider``)."""
+    return [(name, read_catalog_toml(*name.split("/"))) for name in offer_files()]
 
 
 @cache
 def _read(filename: str) -> dict[str, Any]:
-    return read_catalog_toml(filename)
+    return checked_catalog_toml(filename)
+
+
+def efficiency_record() -> dict[str, Any]:
+    """The speed model's fit as ``benchmarks/fit_speed.py`` wrote it (``efficiency.toml``),
+    or an empty table when no fit has been recorded."""
+    return _read("efficiency.toml") if has_catalog_file("efficiency.toml") else {}
 
 
 def model_entries() -> dict[str, dict[str, Any]]:
@@ -105,7 +162,8 @@ def load_gpu(name: str) -> GPUSpec:
 
 
 def gpu_spec_from_entry(gpu_id: str, raw: dict[str, Any]) -> GPUSpec:
-    """A ``GPUSpec`` from one gpus.toml entry; a key the spec does not know is a TypeError."""
+    """A ``GPUSpec`` from one gpus.toml entry, already checked against the GPU schema
+    (``catalog/schema/gpus.py``): shapes become tuples, payload keys integers."""
     entry = dict(raw)
     entry["aliases"] = tuple(entry.get("aliases", ()))
     entry["peak_flops"] = {k: float(v) for k, v in entry["peak_flops"].items()}
@@ -113,37 +171,18 @@ def gpu_spec_from_entry(gpu_id: str, raw: dict[str, Any]) -> GPUSpec:
         k: float(v) for k, v in entry.get("achievable_matmul", {}).items()
     }
     entry["mamf_best_shape"] = {
-        dtype: gemm_shape(f"{gpu_id}: mamf_best_shape.{dtype}", dims)
-        for dtype, dims in entry.get("mamf_best_shape", {}).items()
+        dtype: tuple(dims) for dtype, dims in entry.get("mamf_best_shape", {}).items()
     }
     entry["achievable_all_reduce_busbw_nvls"] = {
-        payload_bytes(f"{gpu_id}: achievable_all_reduce_busbw_nvls", size): float(busbw)
+        int(size): float(busbw)
         for size, busbw in entry.get("achievable_all_reduce_busbw_nvls", {}).items()
     }
     same_die = entry.get("same_die_as")
     if same_die is not None and same_die not in gpu_entries():
-        raise CatalogError(f"gpus.toml {gpu_id}: same_die_as {shown(same_die)} is not a catalog id")
-    return GPUSpec(id=gpu_id, **entry)
-
-
-def gemm_shape(field_name: str, dims: Any) -> tuple[int, int, int]:
-    """``[m, n, k]`` from the catalog as a tuple of three positive integers."""
-    if not (
-        isinstance(dims, list)
-        and len(dims) == 3
-        and all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in dims)
-    ):
-        raise InputError(
-            f"gpus.toml {field_name}: expected [m, n, k] positive integers, got {dims!r}"
+        raise CatalogError(
+            f"gpus.toml: gpu {gpu_id!r}: same_die_as: {shown(same_die)} is not a catalog id"
         )
-    return dims[0], dims[1], dims[2]
-
-
-def payload_bytes(field_name: str, key: str) -> int:
-    """A payload size in bytes from a TOML key ("2147483648")."""
-    if not key.isdigit() or int(key) <= 0:
-        raise InputError(f"gpus.toml {field_name}: payload key {key!r} is not a size in bytes")
-    return int(key)
+    return GPUSpec(id=gpu_id, **entry)
 
 
 def uncatalogued_best_shapes() -> dict[str, dict[str, Any]]:
@@ -154,8 +193,7 @@ def uncatalogued_best_shapes() -> dict[str, dict[str, Any]]:
         name: {
             **entry,
             "mamf_best_shape": {
-                dtype: gemm_shape(f"uncatalogued {name}: mamf_best_shape.{dtype}", dims)
-                for dtype, dims in entry["mamf_best_shape"].items()
+                dtype: tuple(dims) for dtype, dims in entry["mamf_best_shape"].items()
             },
         }
         for name, entry in entries.items()

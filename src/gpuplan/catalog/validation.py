@@ -14,13 +14,15 @@ under-specified configurations: plausibility checks only; ``notes`` says why).
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from functools import cache
-from importlib import resources
 from typing import Any, TypeVar
 
+from gpuplan.errors import InputError
 from gpuplan.workload.model import ModelSpec
 
 USES = ("fit", "test", "sanity")
@@ -240,9 +242,39 @@ def _convert(name: str, text: str) -> Any:
 
 
 @cache
-def _read(filename: str) -> tuple[dict[str, str], ...]:
-    path = resources.files("gpuplan.catalog").joinpath("data", "validation", filename)
-    return tuple(csv.DictReader(io.StringIO(path.read_text("utf-8"))))
+def _read(filename: str, columns: tuple[str, ...]) -> tuple[dict[str, str], ...]:
+    """The rows of ``validation/<filename>``; its header names only ``columns``, and every
+    column a row cannot do without."""
+    from gpuplan.catalog import CatalogError, read_catalog_text
+
+    reader = csv.DictReader(io.StringIO(read_catalog_text("validation", filename)))
+    check_columns(
+        reader.fieldnames or [], columns, f"validation/{filename}", CatalogError, _REQUIRED_TEXT
+    )
+    return tuple(reader)
+
+
+def check_columns(
+    header: Sequence[str],
+    accepted: tuple[str, ...],
+    origin: str,
+    error: type[InputError],
+    required: Iterable[str] = (),
+) -> None:
+    """A CSV header names only ``accepted`` columns (in any order), ``required`` among them: an
+    unknown column names the closest accepted one; a column left out reads as empty."""
+    for column in header:
+        if column not in accepted:
+            close = difflib.get_close_matches(column, accepted, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise error(
+                f"{origin}: column {column!r}: unknown column{hint}; accepted: {', '.join(accepted)}"
+            )
+    missing = [name for name in accepted if name in set(required) and name not in header]
+    if missing:
+        raise error(
+            f"{origin}: missing column {missing[0]!r}; the header needs {', '.join(accepted)}"
+        )
 
 
 def _rows(filename: str, cls: type[RowT], use: str | None) -> list[RowT]:
@@ -250,7 +282,7 @@ def _rows(filename: str, cls: type[RowT], use: str | None) -> list[RowT]:
         raise ValueError(f"use must be one of {', '.join(USES)}, got {use!r}")
     names = [f.name for f in fields(cls)]
     rows = []
-    for raw in _read(filename):
+    for raw in _read(filename, tuple(names)):
         if use is not None and raw["use"] != use:
             continue
         rows.append(cls(**{name: _convert(name, raw.get(name, "")) for name in names}))

@@ -10,6 +10,7 @@ import typer
 from gpuplan.cli.catalog_commands import JsonOption
 from gpuplan.cli.checks import finite
 from gpuplan.cli.estimate_commands import ProfileOption
+from gpuplan.cli.pricing_commands import FxFileOption, FxOption, OffersFileOption, print_notes
 from gpuplan.cli.report_options import (
     ForceOption,
     FormatOption,
@@ -95,7 +96,9 @@ def plan(
         str | None, typer.Option(help="Currency of the costs: CNY, USD, EUR.")
     ] = None,
     limit: Annotated[int, typer.Option(help="Plans to show.")] = 10,
-    offers: Annotated[Path | None, typer.Option(help="Your own offers file (TOML).")] = None,
+    offers: OffersFileOption = None,
+    fx: FxOption = None,
+    fx_file: FxFileOption = None,
     allow_unlisted_network: Annotated[
         bool,
         typer.Option(
@@ -156,8 +159,12 @@ def plan(
     ):
         if values:
             options[key] = tuple(values)
-    if offers is not None:
-        options["offers_file"] = str(offers)
+    if offers:
+        options["offers_file"] = tuple(str(path) for path in offers)
+    if fx:
+        options["fx"] = tuple(fx)
+    if fx_file is not None:
+        options["fx_file"] = str(fx_file)
     if allow_unlisted_network:
         options["allow_unlisted_network"] = True
     options["limit"] = limit
@@ -165,6 +172,7 @@ def plan(
         options["profile"] = profile
     parsed = parse_scenario(scenario)
     result = plan_search(parsed, **options)
+    print_notes(result["offer_notes"])
     if not result["plans"]:
         show_no_plan(result, json_output)
     exported = None

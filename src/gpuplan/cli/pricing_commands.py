@@ -23,9 +23,12 @@ from gpuplan.cli.report_options import (
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON in base units.")]
 OffersFileOption = Annotated[
-    Path | None,
+    list[Path] | None,
     typer.Option(
-        "--offers", help="Your own offers file (TOML, same schema as the catalog).", dir_okay=False
+        "--offers",
+        help="Your own offers file (TOML, the catalog's schema: `gpuplan offers schema`); "
+        "repeat to merge several, a later file's offer replacing an earlier one of the same id.",
+        dir_okay=False,
     ),
 ]
 DiscountOption = Annotated[
@@ -34,7 +37,19 @@ DiscountOption = Annotated[
 ]
 FxOption = Annotated[
     list[str] | None,
-    typer.Option("--fx", help="Exchange rate override A/B=RATE, e.g. USD/CNY=7.1 (repeat)."),
+    typer.Option(
+        "--fx",
+        help="Exchange rate: CUR=RATE per US dollar (CNY=7.1) or A/B=RATE (one A costs RATE B: "
+        "EUR/USD=1.08); repeat.",
+    ),
+]
+FxFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--fx-file",
+        help="Exchange rates file in currency.toml's form (base, [[rates]]); --fx wins over it.",
+        dir_okay=False,
+    ),
 ]
 
 offers_app = typer.Typer(
@@ -57,30 +72,32 @@ def register(app: typer.Typer) -> None:
     )
 
 
-def _rates(fx: list[str] | None) -> ExchangeRates:
+def _rates(fx: list[str] | None, fx_file: Path | None = None) -> ExchangeRates:
     from gpuplan.pricing.currency import build_rates
 
-    return build_rates(fx or ())
+    return build_rates(fx or (), fx_file)
 
 
-def _book(offers_file: Path | None, discounts: list[str] | None, rates: ExchangeRates) -> OfferBook:
-    """Catalog plus the user's file (validated: rejected offers are an error), then discounts."""
-    from gpuplan.pricing.offers import OfferBook, load_offers_file, parse_discount_factor
-    from gpuplan.pricing.validate import raise_on_errors, validate_offers
+def _book(
+    offers_files: list[Path] | None, discounts: list[str] | None, rates: ExchangeRates
+) -> OfferBook:
+    """The catalog, the user's offers directory and ``--offers`` files merged (a rejected
+    user offer is an error), then discounts; what the merge replaced is said on stderr."""
+    from gpuplan.pricing.offers import OfferBook, parse_discount_factor
 
     factors = dict(parse_discount_factor(text) for text in discounts or ())
-    book = OfferBook.build(offers_file, discount_factors=factors)
-    if offers_file is not None:
-        raise_on_errors(
-            [
-                finding
-                for finding in validate_offers(
-                    load_offers_file(offers_file), rates=rates, reference=book.offers
-                )
-                if finding.level == "error"
-            ]
-        )
+    book = OfferBook.build(offers_files, discount_factors=factors, rates=rates)
+    print_notes(book.notes)
     return book
+
+
+def print_notes(notes: tuple[str, ...] | list[str]) -> None:
+    """Each note on stderr as ``note: ...``, so that stdout stays the command's output."""
+    if notes:
+        from gpuplan.cli.output import error_console
+
+        for note in notes:
+            error_console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
 
 
 def _money(amount: Any, currency: str) -> str:
@@ -117,13 +134,14 @@ def list_offers(
     ] = "180d",
     discount: DiscountOption = None,
     fx: FxOption = None,
+    fx_file: FxFileOption = None,
     json_output: JsonOption = False,
 ) -> None:
     if context.invoked_subcommand is not None:
         return
     from gpuplan.pricing.market import MARKET_CURRENCY, median_per_gpu_hour, on_demand_per_gpu_hour
 
-    rates = _rates(fx)
+    rates = _rates(fx, fx_file)
     if check:
         _check(offers_file, stale_after, rates, json_output)
         return
@@ -208,18 +226,34 @@ def machine_text(offer: Any) -> str:
 
 
 def _check(
-    offers_file: Path | None, stale_after: str, rates: ExchangeRates, json_output: bool
+    offers_files: list[Path] | None, stale_after: str, rates: ExchangeRates, json_output: bool
 ) -> None:
+    """Every finding for the ``--offers`` files (or, without one, the built-in catalog and the
+    user's offers directory), each file read through the same schema as every command reads
+    it; exit code 1 when an offer is rejected."""
     from gpuplan.pricing.offers import OfferBook, load_offers_file
     from gpuplan.pricing.validate import validate_offers
     from gpuplan.units import SECONDS_PER_DAY, parse_duration
 
     stale_days = int(parse_duration(stale_after) // SECONDS_PER_DAY)
-    book = OfferBook.build(offers_file)
-    checked = load_offers_file(offers_file) if offers_file is not None else book.offers
-    findings = validate_offers(
-        checked, stale_after_days=stale_days, rates=rates, reference=book.offers
-    )
+    book = OfferBook.build(offers_files, rates=rates, check=False)
+    print_notes(book.notes)
+    if offers_files:
+        findings = []
+        checked = []
+        for path in offers_files:
+            offers = load_offers_file(path)
+            checked.extend(offers)
+            findings.extend(
+                validate_offers(
+                    offers, stale_after_days=stale_days, rates=rates, reference=book.offers
+                )
+            )
+    else:
+        checked = book.offers
+        findings = validate_offers(
+            checked, stale_after_days=stale_days, rates=rates, reference=book.offers
+        )
     errors = sum(finding.level == "error" for finding in findings)
     if json_output:
         from gpuplan.cli.output import print_json
@@ -228,15 +262,13 @@ def _check(
             {"offers": len(checked), "errors": errors, "findings": [f.to_dict() for f in findings]}
         )
     else:
-        from rich.markup import escape
-
         from gpuplan.cli.output import console
 
         for finding in findings:
             style = "red" if finding.level == "error" else "yellow"
+            console.print(f"[{style}]{finding.level}[/{style}] ", end="")
             console.print(
-                f"[{style}]{finding.level}[/{style}] "
-                + escape(f"{finding.offer} {finding.field}: {finding.message}")
+                f"{finding.where}: {finding.message}", markup=False, highlight=False, soft_wrap=True
             )
         warnings = len(findings) - errors
         console.print(f"{len(checked)} offers checked: {errors} rejected, {warnings} warnings")
@@ -244,6 +276,24 @@ def _check(
         from gpuplan.cli.exit_codes import negative_verdict
 
         negative_verdict()
+
+
+@offers_app.command(
+    "schema",
+    help="Print the JSON Schema of the offers file (or another catalog file) for an editor.",
+)
+def print_schema(
+    name: Annotated[
+        str,
+        typer.Option(
+            "--file",
+            help="offers | gpus | models | currency | datacenter | efficiency",
+        ),
+    ] = "offers",
+) -> None:
+    from gpuplan.catalog.schema import json_schema_text
+
+    print(json_schema_text(name), end="")
 
 
 @offers_app.command(
@@ -279,11 +329,7 @@ def import_skypilot(
     name = provider or (result.offers[0].provider if result.offers else "skypilot")
     text = offers_to_toml(result.offers, name)
     for finding in result.findings:
-        error_console.print(
-            f"{finding.level}: {finding.offer}: {finding.field}: {finding.message}",
-            highlight=False,
-            markup=False,
-        )
+        error_console.print(str(finding), highlight=False, markup=False)
     error_console.print(f"{len(result.offers)} offers imported", highlight=False)
     if output is None:
         print(text, end="")
@@ -361,6 +407,7 @@ def quote_command(
     offers_file: OffersFileOption = None,
     discount: DiscountOption = None,
     fx: FxOption = None,
+    fx_file: FxFileOption = None,
     json_output: JsonOption = False,
     report: ReportOption = None,
     force: ForceOption = False,
@@ -373,7 +420,7 @@ def quote_command(
     from gpuplan.pricing.quote import SpotAssumptions, quote
     from gpuplan.units import parse_bytes, parse_duration, parse_tokens
 
-    rates = _rates(fx)
+    rates = _rates(fx, fx_file)
     if currency is not None:
         currency = currency.upper()
         rates.rate(currency)
@@ -575,6 +622,7 @@ def tco_command(
     ],
     offers_file: OffersFileOption = None,
     fx: FxOption = None,
+    fx_file: FxFileOption = None,
     json_output: JsonOption = False,
     report: ReportOption = None,
     force: ForceOption = False,
@@ -587,7 +635,7 @@ def tco_command(
     from gpuplan.units import SECONDS_PER_DAY
 
     inputs = load_tco_file(file)
-    rates = _rates(fx)
+    rates = _rates(fx, fx_file)
     rent_cost = None
     if inputs.rent_offer is not None:
         offer = _book(offers_file, None, rates).get(inputs.rent_offer)
@@ -682,12 +730,13 @@ def audit_command(
     offers_file: OffersFileOption = None,
     discount: DiscountOption = None,
     fx: FxOption = None,
+    fx_file: FxFileOption = None,
     json_output: JsonOption = False,
 ) -> None:
     from gpuplan.pricing.audit import audit, read_usage
     from gpuplan.pricing.offers import to_decimal
 
-    rates = _rates(fx)
+    rates = _rates(fx, fx_file)
     chosen = _book(offers_file, discount, rates).get(offer)
     invoiced_amount = None
     if invoiced is not None:

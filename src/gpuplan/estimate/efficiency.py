@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from functools import cache
-from importlib import resources
 from typing import Any
 
 import numpy as np
@@ -102,11 +101,9 @@ def matmul_ceiling(gpu: GPUSpec, dtype: str, measured: MachineMeasurements | Non
 @cache
 def fitted_record() -> dict[str, Any]:
     """The fitted constants and their provenance, as ``benchmarks/fit_speed.py`` wrote them."""
-    from gpuplan.catalog import read_catalog_toml
+    from gpuplan.catalog import efficiency_record
 
-    if not resources.files("gpuplan.catalog").joinpath("data", "efficiency.toml").is_file():
-        return {}
-    return read_catalog_toml("efficiency.toml")
+    return efficiency_record()
 
 
 def default_efficiency() -> Efficiency:

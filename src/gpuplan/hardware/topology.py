@@ -13,20 +13,22 @@ A topology carries its own ``source`` and ``observed`` date like every catalog n
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
-from gpuplan.errors import InputError
 from gpuplan.hardware.gpu import GPUSpec
-from gpuplan.limits import check_known_keys
 
-NVLINK_LINKS = ("nvlink2", "nvlink3", "nvlink4", "nvlink5")
+IntraNodeLink = Literal[
+    "nvlink2", "nvlink3", "nvlink4", "nvlink5", "xgmi", "hccs", "pcie3", "pcie4", "pcie5", "pcie6",
+    "none",
+]  # fmt: skip
+INTRA_NODE_LINKS: tuple[str, ...] = get_args(IntraNodeLink)
+NVLINK_LINKS = tuple(link for link in INTRA_NODE_LINKS if link.startswith("nvlink"))
 FABRIC_LINKS = (*NVLINK_LINKS, "xgmi", "hccs")
 """GPU fabrics with peer-to-peer by construction: NVLink/NVSwitch, AMD xGMI, Huawei HCCS."""
-PCIE_LINKS = ("pcie3", "pcie4", "pcie5", "pcie6")
-INTRA_NODE_LINKS = (*FABRIC_LINKS, *PCIE_LINKS, "none")
-NETWORK_KINDS = ("infiniband", "roce", "efa", "ethernet", "none")
+PCIE_LINKS = tuple(link for link in INTRA_NODE_LINKS if link.startswith("pcie"))
+NetworkKind = Literal["infiniband", "roce", "efa", "ethernet", "none"]
+NETWORK_KINDS: tuple[str, ...] = get_args(NetworkKind)
 
 PCIE_X16_BANDWIDTH = {3: 15.75e9, 4: 31.5e9, 5: 63.0e9, 6: 121.0e9}
 """One direction of a x16 link, bytes per second (PCI-SIG base specifications): Gen3 8 GT/s and
@@ -37,10 +39,6 @@ UNLISTED_NETWORK_GBPS = 10.0
 """Gb/s per instance assumed for an instance whose seller states no public bandwidth when the
 user allows multi-instance plans on it anyway (``--allow-unlisted-network``): 10 Gb/s, the
 Ethernet port every rented server has at least. An assumption, said in every output."""
-
-
-class TopologyError(InputError):
-    """A topology entry that cannot be read; the message names the entry and the key."""
 
 
 def pcie_generation(link: str) -> int:
@@ -102,70 +100,6 @@ class InstanceTopology:
             "observed": self.observed,
             "notes": self.notes,
         }
-
-
-TOPOLOGY_KEYS = (
-    "intra_node",
-    "p2p",
-    "network",
-    "network_gbps_per_gpu",
-    "public_gbps",
-    "nvlink_domain",
-    "source",
-    "observed",
-    "notes",
-)
-
-
-def _gbps(fields: Mapping[str, Any], key: str, where: str) -> float | None:
-    value = fields.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise TopologyError(f"{where}.{key}: expected a positive number of Gb/s, got {value!r}")
-    return float(value) * 1e9 / 8
-
-
-def parse_topology(fields: Mapping[str, Any], gpus: int, where: str) -> InstanceTopology:
-    """Read an offer's ``topology`` table (``network_gbps_per_gpu``, ``public_gbps`` in Gb/s)."""
-    check_known_keys(fields, TOPOLOGY_KEYS, f"{where}.", TopologyError)
-    for key in ("intra_node", "p2p", "network", "source", "observed"):
-        if fields.get(key) in (None, ""):
-            raise TopologyError(f"{where}: missing {key!r}")
-    intra = str(fields["intra_node"])
-    if intra not in INTRA_NODE_LINKS:
-        raise TopologyError(
-            f"{where}.intra_node: {intra!r} is not one of {', '.join(INTRA_NODE_LINKS)}"
-        )
-    if intra == "none" and gpus > 1:
-        raise TopologyError(f"{where}.intra_node: an instance of {gpus} GPUs needs a link")
-    if not isinstance(fields["p2p"], bool):
-        raise TopologyError(f"{where}.p2p: expected true or false, got {fields['p2p']!r}")
-    network = str(fields["network"])
-    if network not in NETWORK_KINDS:
-        raise TopologyError(
-            f"{where}.network: {network!r} is not one of {', '.join(NETWORK_KINDS)}"
-        )
-    rate = _gbps(fields, "network_gbps_per_gpu", where)
-    if network != "none" and rate is None:
-        raise TopologyError(f"{where}.network_gbps_per_gpu: required for network {network!r}")
-    if network == "none" and rate is not None:
-        raise TopologyError(f"{where}.network_gbps_per_gpu: given for network 'none'")
-    domain = fields.get("nvlink_domain", 0)
-    if isinstance(domain, bool) or not isinstance(domain, int) or domain < 0:
-        raise TopologyError(f"{where}.nvlink_domain: expected a whole number of GPUs")
-    return InstanceTopology(
-        gpus=gpus,
-        intra_node=intra,
-        peer_to_peer=bool(fields["p2p"]) or intra in FABRIC_LINKS,
-        network=network,
-        network_bandwidth=rate or 0.0,
-        public_bandwidth=_gbps(fields, "public_gbps", where),
-        nvlink_domain=int(domain),
-        source=str(fields["source"]),
-        observed=str(fields["observed"]),
-        notes=str(fields.get("notes", "")),
-    )
 
 
 def assumed_topology(gpu: GPUSpec, gpus: int, source: str) -> InstanceTopology:

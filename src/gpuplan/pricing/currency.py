@@ -9,6 +9,7 @@ used, because a quote is only as current as its exchange rate.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -19,6 +20,9 @@ from typing import Any
 from gpuplan.errors import InputError
 from gpuplan.limits import read_toml_file
 from gpuplan.pricing.provenance import Provenance
+
+DOLLAR = "USD"
+"""The currency ``--fx CUR=RATE`` prices: RATE units of CUR per US dollar."""
 
 
 class CurrencyError(InputError):
@@ -44,7 +48,7 @@ class ExchangeRates:
         if currency not in self.per_unit:
             raise CurrencyError(
                 f"no exchange rate for {currency!r}; known: {', '.join(self.currencies)} "
-                f"(add one with --fx {currency}/{self.base}=RATE)"
+                f"(add one with --fx {currency}/{self.base}=RATE or --fx {currency}=RATE per dollar)"
             )
         return self.per_unit[currency]
 
@@ -55,11 +59,20 @@ class ExchangeRates:
         return amount * self.rate(from_currency) / self.rate(to_currency)
 
     def with_override(self, text: str) -> ExchangeRates:
-        """Apply ``A/B=X`` (one A costs X B), e.g. ``USD/CNY=7.1`` or ``EUR/USD=1.08``."""
+        """Apply ``A/B=X`` (one A costs X B: ``USD/CNY=7.1``, ``EUR/USD=1.08``) or the short
+        ``CUR=X`` (one US dollar costs X CUR, the way markets quote the dollar: ``CNY=7.1`` is
+        ``USD/CNY=7.1``, ``EUR=0.92`` is ``USD/EUR=0.92``). A new currency is added."""
         pair, sep, value = text.partition("=")
         first, slash, second = pair.strip().upper().partition("/")
-        if not sep or not slash or not first or not second:
-            raise CurrencyError(f"exchange rate {text!r}: expected A/B=RATE, e.g. USD/CNY=7.1")
+        accepted = (
+            "expected A/B=RATE (one A costs RATE B, e.g. USD/CNY=7.1) or CUR=RATE "
+            f"(one {DOLLAR} costs RATE CUR, e.g. CNY=7.1)"
+        )
+        codes = [first, second] if slash else [first]
+        if not sep or not all(re.fullmatch(r"[A-Z]{3}", code) for code in codes):
+            raise CurrencyError(f"exchange rate {text!r}: {accepted}")
+        if not slash and first == DOLLAR:
+            raise CurrencyError(f"exchange rate {text!r}: CUR=RATE prices the dollar; {accepted}")
         try:
             number = Decimal(value.strip())
         except ArithmeticError:
@@ -68,14 +81,42 @@ class ExchangeRates:
             ) from None
         if not number.is_finite() or number <= 0:
             raise CurrencyError(f"exchange rate {text!r}: the rate must be positive")
-        if first == self.base:
-            first, second, number = second, first, 1 / number
-        per_unit = dict(self.per_unit)
-        per_unit[first] = number * self.rate(second)
-        provenance = dict(self.provenance)
+        if not slash:
+            if first == self.base:
+                first, second = DOLLAR, first
+            else:
+                first, second, number = first, DOLLAR, 1 / number
+        if first == second:
+            raise CurrencyError(f"exchange rate {text!r}: {accepted}")
         today = dt.date.today().isoformat()
-        provenance[first] = Provenance("user override: " + text.strip(), today, "exact")
-        return replace(self, per_unit=per_unit, provenance=provenance)
+        return self.with_pair(
+            first, second, number, Provenance("user override: " + text.strip(), today, "exact")
+        )
+
+    def with_pair(
+        self, currency: str, other: str, price: Decimal, provenance: Provenance
+    ) -> ExchangeRates:
+        """The table with one ``currency`` costing ``price`` units of ``other`` (one of them
+        may be new, the other must be known)."""
+        if currency == self.base:
+            currency, other, price = other, currency, 1 / price
+        per_unit = dict(self.per_unit)
+        per_unit[currency] = price * self.rate(other)
+        sources = dict(self.provenance)
+        sources[currency] = provenance
+        return replace(self, per_unit=per_unit, provenance=sources)
+
+    def merged(self, other: ExchangeRates, origin: str) -> ExchangeRates:
+        """This table with every rate of ``other`` (a user's rates file) replacing its own;
+        ``other``'s base must be a currency this table knows."""
+        if other.base not in self.currencies:
+            raise CurrencyError(
+                f"{origin}: base: {other.base!r} is not one of {', '.join(self.currencies)}"
+            )
+        rates = self
+        for currency, price in other.per_unit.items():
+            rates = rates.with_pair(currency, other.base, price, other.provenance[currency])
+        return rates
 
     def with_overrides(self, texts: Iterable[str]) -> ExchangeRates:
         rates = self
@@ -96,26 +137,29 @@ class ExchangeRates:
 
 
 def parse_rates(document: Mapping[str, Any], origin: str) -> ExchangeRates:
-    """Exchange rates from a parsed TOML document: ``base`` and ``[[rates]]`` entries."""
-    base = str(document.get("base", "")).upper()
-    if not base:
-        raise CurrencyError(f"{origin}: missing 'base'")
+    """Exchange rates from a parsed TOML document: ``base`` and ``[[rates]]`` entries, checked
+    against the currency schema (``catalog/schema/tables.py``)."""
+    from msgspec import UnsetType
+
+    from gpuplan.catalog.schema import decode
+    from gpuplan.catalog.schema.tables import CurrencyFile
+
+    table: CurrencyFile = decode(document, "currency", origin, CurrencyError)
     per_unit: dict[str, Decimal] = {}
     provenance: dict[str, Provenance] = {}
-    for index, entry in enumerate(document.get("rates", [])):
-        where = f"{origin}: rates[{index}]"
-        currency = str(entry.get("currency", "")).upper()
-        if not currency:
-            raise CurrencyError(f"{where}: missing 'currency'")
-        try:
-            value = Decimal(str(entry["per_unit"]))
-        except (KeyError, ArithmeticError):
-            raise CurrencyError(f"{where}: 'per_unit' must be a number") from None
-        if not value.is_finite() or value <= 0:
-            raise CurrencyError(f"{where}: 'per_unit' must be positive")
-        per_unit[currency] = value
-        provenance[currency] = Provenance.from_fields(dict(entry), where)
-    return ExchangeRates(base=base, per_unit=per_unit, provenance=provenance)
+    for entry in table.rates:
+        where = f"{origin}: rate {entry.currency!r}"
+        if entry.currency in per_unit or entry.currency == table.base:
+            raise CurrencyError(f"{where}: currency: given twice (or it is the base)")
+        per_unit[entry.currency] = Decimal(repr(entry.per_unit))
+        provenance[entry.currency] = Provenance.read(
+            entry.source,
+            entry.observed,
+            where,
+            date_quality=None if isinstance(entry.date_quality, UnsetType) else entry.date_quality,
+            is_estimate=entry.is_estimate,
+        )
+    return ExchangeRates(base=table.base, per_unit=per_unit, provenance=provenance)
 
 
 @cache
@@ -134,6 +178,10 @@ def load_rates_file(path: str | Path) -> ExchangeRates:
 def build_rates(
     overrides: Iterable[str] = (), rates_file: str | Path | None = None
 ) -> ExchangeRates:
-    """The built-in table (or a user's file), then ``A/B=X`` overrides."""
-    rates = load_rates_file(rates_file) if rates_file is not None else default_rates()
+    """The built-in table, then the rates of a user's file (``--fx-file``, in
+    ``currency.toml``'s form), then ``--fx`` overrides (``A/B=X`` or ``CUR=X``), later ones
+    winning."""
+    rates = default_rates()
+    if rates_file is not None:
+        rates = rates.merged(load_rates_file(rates_file), str(rates_file))
     return rates.with_overrides(overrides)

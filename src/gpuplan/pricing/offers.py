@@ -34,12 +34,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 from functools import cache
-from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
 from gpuplan.errors import InputError
-from gpuplan.hardware.topology import InstanceTopology, TopologyError, parse_topology
+from gpuplan.hardware.topology import FABRIC_LINKS, InstanceTopology
 from gpuplan.limits import MONEY_RANGE, parse_toml, plain_number, read_text_file, shown
 from gpuplan.pricing.provenance import Provenance
 from gpuplan.units import (
@@ -53,12 +52,28 @@ from gpuplan.units import (
     parse_duration,
 )
 
+if TYPE_CHECKING:
+    from msgspec import UnsetType
+
+    from gpuplan.catalog.schema.offers import (
+        DiscountTable,
+        FeeTable,
+        OffersFile,
+        OfferTable,
+        PricePlanTable,
+        TopologyTable,
+    )
+    from gpuplan.pricing.currency import ExchangeRates
+
+T = TypeVar("T")
+
 
 class OfferError(InputError):
     """An offers file or entry that cannot be read; the message names the file and field."""
 
 
-CURRENCIES = ("CNY", "USD", "EUR")
+Currency = Literal["CNY", "USD", "EUR"]
+CURRENCIES: tuple[str, ...] = get_args(Currency)
 
 METERED_GRANULARITY = {"per_second": 1, "per_minute": 60, "hourly": 3600, "capacity_block": 3600}
 PACKAGE_TERM = {
@@ -70,10 +85,25 @@ PACKAGE_TERM = {
 SPOT_DEFAULT_GRANULARITY = 3600
 """Spot plans without a stated granularity are billed by the hour: the coarsest common rule."""
 
-PLAN_MODES = (*METERED_GRANULARITY, *PACKAGE_TERM, "reserved", "spot")
-PRICE_UNITS = ("gpu", "instance")
+PlanMode = Literal[
+    "per_second",
+    "per_minute",
+    "hourly",
+    "capacity_block",
+    "daily",
+    "weekly",
+    "monthly",
+    "yearly",
+    "reserved",
+    "spot",
+]
+PLAN_MODES: tuple[str, ...] = get_args(PlanMode)
+"""The modes of the table above: the metered ones (``METERED_GRANULARITY``), the packages
+(``PACKAGE_TERM``), ``reserved`` and ``spot``."""
+PriceUnit = Literal["gpu", "instance"]
+PRICE_UNITS: tuple[str, ...] = get_args(PriceUnit)
 
-FEE_CATEGORIES = (
+FeeCategory = Literal[
     "egress",
     "ingress",
     "storage_running",
@@ -90,7 +120,25 @@ FEE_CATEGORIES = (
     "minimum_balance",
     "tax",
     "other",
-)
+]
+FEE_CATEGORIES: tuple[str, ...] = get_args(FeeCategory)
+FeeUnit = Literal[
+    "GB",
+    "GiB",
+    "TB",
+    "GB-hour",
+    "GB-day",
+    "GB-month",
+    "GiB-month",
+    "TB-month",
+    "IP-hour",
+    "IP-month",
+    "hour",
+    "month",
+    "share",
+    "one-time",
+    "none",
+]
 FEE_UNITS: dict[str, tuple[str, int, int]] = {
     # unit: (what is counted, bytes in one unit of size, seconds in one unit of time)
     "GB": ("bytes", GB, 1),
@@ -113,7 +161,8 @@ FEE_UNITS: dict[str, tuple[str, int, int]] = {
 For storage (``byte-seconds``) the free allowance is a capacity in the unit's size (10 TB free
 under a ``TB-month`` price means the first 10 TB of capacity cost nothing)."""
 
-FEE_WHEN = ("running", "stopped", "always", "per_job", "informational")
+FeeWhen = Literal["running", "stopped", "always", "per_job", "informational"]
+FEE_WHEN: tuple[str, ...] = get_args(FeeWhen)
 
 
 LARGEST_FIGURE = Decimal(str(MONEY_RANGE[1]))
@@ -144,25 +193,11 @@ def _seconds(value: object, where: str) -> int:
     return round(seconds)
 
 
-def _tables(fields: Mapping[str, Any], key: str, where: str) -> list[Mapping[str, Any]]:
-    """``fields[key]`` as a list of tables (a TOML array of tables; absent: none)."""
-    value = fields.get(key, [])
-    if not isinstance(value, list) or not all(isinstance(item, Mapping) for item in value):
-        raise OfferError(f"{where}.{key}: expected a list of tables, got {shown(value)}")
-    return value
+def _given(value: T | UnsetType) -> T | None:
+    """A decoded optional key: its value, or None when the file leaves it out."""
+    from msgspec import UnsetType
 
-
-def _require(fields: Mapping[str, Any], key: str, where: str) -> Any:
-    if key not in fields or fields[key] in (None, ""):
-        raise OfferError(f"{where}: missing {key!r}")
-    return fields[key]
-
-
-def _choice(value: object, allowed: Iterable[str], key: str, where: str) -> str:
-    allowed = tuple(allowed)
-    if value not in allowed:
-        raise OfferError(f"{where}: {key} {value!r} is not one of {', '.join(allowed)}")
-    return str(value)
+    return None if isinstance(value, UnsetType) else value
 
 
 @dataclass(frozen=True)
@@ -181,6 +216,9 @@ class PricePlan:
     term_seconds: int | None = None
     upfront_share: Decimal | None = None
     notes: str = ""
+    interruptions_per_hour: float | None = None
+    """A spot plan's stated interruption rate, where its source gives one."""
+    interruptions_source: str = ""
 
     @property
     def kind(self) -> str:
@@ -239,6 +277,8 @@ class PricePlan:
             "term_seconds": self.term_seconds,
             "upfront_share": self.upfront_share,
             "per_gpu_hour": self.per_gpu_hour(gpus),
+            "interruptions_per_hour": self.interruptions_per_hour,
+            "interruptions_source": self.interruptions_source,
             "notes": self.notes,
             **self.provenance.to_dict(),
         }
@@ -436,6 +476,7 @@ class Offer:
             "currency": self.currency,
             "tax_included": self.tax_included,
             "claims": self.claims,
+            "origin": self.origin,
             "source": self.source,
             "observed": self.observed,
             "plans": [plan.to_dict(self.gpus) for plan in self.plans],
@@ -445,31 +486,44 @@ class Offer:
         }
 
 
-# --- reading TOML --------------------------------------------------------------------------
+# --- reading TOML ---------------------------------------------------------------------------
 
 
-def _parse_plan(fields: Mapping[str, Any], currency: str, where: str) -> PricePlan:
-    mode = _choice(_require(fields, "mode", where), PLAN_MODES, "mode", where)
-    price = to_decimal(_require(fields, "price", where), f"{where}.price")
-    if fields.get("currency", currency) != currency:
+def _provenance(table: PricePlanTable | FeeTable | DiscountTable, where: str) -> Provenance:
+    return Provenance.read(
+        table.source,
+        table.observed,
+        where,
+        date_quality=_given(table.date_quality),
+        is_estimate=table.is_estimate,
+    )
+
+
+def _parse_plan(table: PricePlanTable, currency: str, where: str) -> PricePlan:
+    """A plan; the defaults of its mode (module docstring) fill what the table leaves out."""
+    mode = table.mode
+    if _given(table.currency) not in (None, currency):
         raise OfferError(f"{where}.currency: a plan is priced in its offer's currency ({currency})")
-    per = _choice(_require(fields, "per", where), PRICE_UNITS, "per", where)
-    provenance = Provenance.from_fields(dict(fields), where)
+    term_given = _given(table.term)
     term: int | None = None
     if mode in PACKAGE_TERM:
-        term = _seconds(fields["term"], f"{where}.term") if "term" in fields else PACKAGE_TERM[mode]
+        term = PACKAGE_TERM[mode] if term_given is None else _seconds(term_given, f"{where}.term")
     elif mode == "reserved":
-        term = _seconds(_require(fields, "term", where), f"{where}.term")
+        if term_given is None:
+            raise OfferError(f"{where}: missing key 'term' (a reserved plan states its term)")
+        term = _seconds(term_given, f"{where}.term")
+    elif term_given is not None:
+        raise OfferError(f"{where}.term: only package and reserved plans have a term")
     if term is not None and term <= 0:
         raise OfferError(f"{where}.term: must be positive")
+    period_given = _given(table.price_period)
     default_period = term if mode in PACKAGE_TERM else int(SECONDS_PER_HOUR)
     period = (
-        _seconds(fields["price_period"], f"{where}.price_period")
-        if "price_period" in fields
-        else default_period
+        default_period if period_given is None else _seconds(period_given, f"{where}.price_period")
     )
     if period is None or period <= 0:
         raise OfferError(f"{where}.price_period: must be positive")
+    granularity_given = _given(table.granularity)
     if mode in METERED_GRANULARITY:
         default_granularity = METERED_GRANULARITY[mode]
     elif mode == "spot":
@@ -477,189 +531,171 @@ def _parse_plan(fields: Mapping[str, Any], currency: str, where: str) -> PricePl
     else:
         default_granularity = 1
     granularity = (
-        _seconds(fields["granularity"], f"{where}.granularity")
-        if "granularity" in fields
-        else default_granularity
+        default_granularity
+        if granularity_given is None
+        else _seconds(granularity_given, f"{where}.granularity")
     )
     if granularity <= 0:
         raise OfferError(f"{where}.granularity: must be positive")
-    minimum = _seconds(fields.get("minimum", 0), f"{where}.minimum")
-    upfront = fields.get("upfront_share")
-    upfront_share = to_decimal(upfront, f"{where}.upfront_share") if upfront is not None else None
-    if upfront_share is not None and not Decimal(0) <= upfront_share <= Decimal(1):
-        raise OfferError(f"{where}.upfront_share: must be between 0 and 1")
+    interruptions = _given(table.interruptions_per_hour)
+    if mode != "spot":
+        for key in ("interruptions_per_hour", "interruptions_source"):
+            if _given(getattr(table, key)) is not None:
+                raise OfferError(f"{where}.{key}: only a spot plan is interrupted")
+    upfront = _given(table.upfront_share)
     return PricePlan(
-        name=str(fields.get("name") or mode),
+        name=table.name or mode,
         mode=mode,
-        price=price,
+        price=to_decimal(table.price, f"{where}.price"),
         currency=currency,
-        per=per,
+        per=table.per,
         price_period_seconds=period,
-        provenance=provenance,
+        provenance=_provenance(table, where),
         granularity_seconds=granularity,
-        minimum_seconds=minimum,
+        minimum_seconds=_seconds(table.minimum, f"{where}.minimum"),
         term_seconds=term,
-        upfront_share=upfront_share,
-        notes=str(fields.get("notes", "")),
+        upfront_share=None if upfront is None else to_decimal(upfront, f"{where}.upfront_share"),
+        interruptions_per_hour=interruptions,
+        interruptions_source=_given(table.interruptions_source) or "",
+        notes=table.notes,
     )
 
 
-def _parse_fee(fields: Mapping[str, Any], currency: str, where: str) -> FeeItem:
-    category = _choice(_require(fields, "category", where), FEE_CATEGORIES, "category", where)
-    unit = _choice(_require(fields, "unit", where), FEE_UNITS, "unit", where)
-    raw_price = fields.get("price")
-    price = to_decimal(raw_price, f"{where}.price") if raw_price is not None else None
+def _parse_fee(table: FeeTable, currency: str, where: str) -> FeeItem:
     tiers = []
     previous = Decimal(0)
-    for index, tier in enumerate(_tables(fields, "tiers", where)):
+    for index, tier in enumerate(table.tiers):
         tier_where = f"{where}.tiers[{index}]"
-        up_to = to_decimal(tier["up_to"], f"{tier_where}.up_to") if "up_to" in tier else None
+        bound = _given(tier.up_to)
+        up_to = None if bound is None else to_decimal(bound, f"{tier_where}.up_to")
         if up_to is not None and up_to <= previous:
             raise OfferError(f"{tier_where}.up_to: tiers must increase")
-        tiers.append(
-            FeeTier(up_to=up_to, price=to_decimal(_require(tier, "price", tier_where), tier_where))
-        )
+        if up_to is None and index < len(table.tiers) - 1:
+            raise OfferError(f"{tier_where}.up_to: only the last tier may leave it out")
+        tiers.append(FeeTier(up_to=up_to, price=to_decimal(tier.price, f"{tier_where}.price")))
         previous = up_to if up_to is not None else previous
-    applies_when = _choice(fields.get("applies_when", "running"), FEE_WHEN, "applies_when", where)
+    price = _given(table.price)
     return FeeItem(
-        category=category,
-        item=str(_require(fields, "item", where)),
-        price=price,
-        currency=_choice(fields.get("currency", currency), CURRENCIES, "currency", where),
-        unit=unit,
-        provenance=Provenance.from_fields(dict(fields), where),
-        applies_when=applies_when,
+        category=table.category,
+        item=table.item,
+        price=None if price is None else to_decimal(price, f"{where}.price"),
+        currency=_given(table.currency) or currency,
+        unit=table.unit,
+        provenance=_provenance(table, where),
+        applies_when=table.applies_when,
         tiers=tuple(tiers),
-        free_allowance=to_decimal(fields.get("free_allowance", 0), f"{where}.free_allowance"),
-        required=bool(fields.get("required", False)),
-        notes=str(fields.get("notes", "")),
+        free_allowance=to_decimal(table.free_allowance, f"{where}.free_allowance"),
+        required=table.required,
+        notes=table.notes,
     )
 
 
-def _parse_discount(fields: Mapping[str, Any], where: str) -> Discount:
-    share = fields.get("share")
-    share_high = fields.get("share_high")
-    parsed_share = to_decimal(share, f"{where}.share") if share is not None else None
-    for value, key in ((parsed_share, "share"),):
-        if value is not None and not Decimal(0) <= value < Decimal(1):
-            raise OfferError(f"{where}.{key}: must be between 0 and 1")
+def _parse_discount(table: DiscountTable, where: str) -> Discount:
+    share = _given(table.share)
+    share_high = _given(table.share_high)
     return Discount(
-        kind=str(_require(fields, "kind", where)),
-        share=parsed_share,
-        share_high=to_decimal(share_high, f"{where}.share_high")
-        if share_high is not None
-        else None,
-        minimum_seconds=_seconds(fields.get("minimum", 0), f"{where}.minimum"),
-        applies_to_modes=tuple(fields.get("applies_to_modes", ())),
-        automatic=bool(fields.get("automatic", True)),
-        provenance=Provenance.from_fields(dict(fields), where),
-        notes=str(fields.get("notes", "")),
+        kind=table.kind,
+        share=None if share is None else to_decimal(share, f"{where}.share"),
+        share_high=None if share_high is None else to_decimal(share_high, f"{where}.share_high"),
+        minimum_seconds=_seconds(table.minimum, f"{where}.minimum"),
+        applies_to_modes=tuple(table.applies_to_modes),
+        automatic=table.automatic,
+        provenance=_provenance(table, where),
+        notes=table.notes,
     )
 
 
-def _optional_number(fields: Mapping[str, Any], key: str, where: str) -> float | None:
-    value = fields.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise OfferError(f"{where}.{key}: expected a number, got {value!r}")
-    return float(value)
+def _parse_topology(table: TopologyTable, gpus: int, where: str) -> InstanceTopology:
+    """The instance's topology (``network_gbps_per_gpu`` and ``public_gbps`` in Gb/s)."""
+    if table.intra_node == "none" and gpus > 1:
+        raise OfferError(f"{where}.intra_node: an instance of {gpus} GPUs needs a link")
+    rate = _given(table.network_gbps_per_gpu)
+    if table.network != "none" and rate is None:
+        raise OfferError(f"{where}: missing key 'network_gbps_per_gpu' (network {table.network!r})")
+    if table.network == "none" and rate is not None:
+        raise OfferError(f"{where}.network_gbps_per_gpu: given for network 'none'")
+    Provenance.read(table.source, table.observed, where)
+    public = _given(table.public_gbps)
+    return InstanceTopology(
+        gpus=gpus,
+        intra_node=table.intra_node,
+        peer_to_peer=table.p2p or table.intra_node in FABRIC_LINKS,
+        network=table.network,
+        network_bandwidth=(rate or 0.0) * 1e9 / 8,
+        public_bandwidth=None if public is None else public * 1e9 / 8,
+        nvlink_domain=table.nvlink_domain,
+        source=table.source,
+        observed=table.observed,
+        notes=table.notes,
+    )
 
 
-def _parse_offer_topology(
-    entry: Mapping[str, Any], gpus: int, where: str
-) -> InstanceTopology | None:
-    fields = entry.get("topology")
-    if fields is None:
-        return None
-    try:
-        topology = parse_topology(fields, gpus, f"{where}.topology")
-    except TopologyError as error:
-        raise OfferError(str(error)) from None
-    Provenance.from_fields(dict(fields), f"{where}.topology")
-    return topology
-
-
-def _instance_limits(entry: Mapping[str, Any], where: str) -> tuple[int, int | None]:
-    """``min_instances`` (default 1) and ``max_instances`` (default none) of a cluster offer."""
-    limits: list[int | None] = []
-    for key, default in (("min_instances", 1), ("max_instances", None)):
-        value = entry.get(key, default)
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or value < 1
-        ):
-            raise OfferError(f"{where}.{key}: expected a positive whole number, got {value!r}")
-        limits.append(value)
-    low, high = limits
-    assert low is not None
-    if high is not None and high < low:
-        raise OfferError(f"{where}.max_instances: {high} is below min_instances {low}")
-    return low, high
+def _parse_offer(
+    entry: OfferTable,
+    document: OffersFile,
+    shared: tuple[FeeItem, ...],
+    discounts: tuple[Discount, ...],
+    origin: str,
+) -> Offer:
+    where = f"{origin}: offer {entry.id!r}"
+    plans = tuple(
+        _parse_plan(plan, document.currency, f"{where}: plans[{index}]")
+        for index, plan in enumerate(entry.plans)
+    )
+    names = [plan.name for plan in plans]
+    if len(set(names)) != len(names):
+        raise OfferError(f"{where}: plans: plan names must be unique, got {', '.join(names)}")
+    fees = tuple(
+        _parse_fee(fee, document.currency, f"{where}: fee {fee.item!r}") for fee in entry.fees
+    )
+    max_instances = _given(entry.max_instances)
+    if max_instances is not None and max_instances < entry.min_instances:
+        raise OfferError(
+            f"{where}: max_instances: {max_instances} is below min_instances {entry.min_instances}"
+        )
+    topology = _given(entry.topology)
+    tax_included = _given(entry.tax_included)
+    return Offer(
+        id=entry.id,
+        provider=document.provider,
+        gpu=entry.gpu,
+        gpus=entry.gpus,
+        currency=document.currency,
+        plans=plans,
+        product_line=entry.product_line,
+        region=entry.region,
+        instance_type=entry.instance_type,
+        vcpus=_given(entry.vcpus),
+        ram_gb=_given(entry.ram_gb),
+        local_disk_gb=_given(entry.local_disk_gb),
+        topology=None
+        if topology is None
+        else _parse_topology(topology, entry.gpus, f"{where}: topology"),
+        min_instances=entry.min_instances,
+        max_instances=max_instances,
+        fees=shared + fees,
+        discounts=discounts,
+        tax_included=_given(document.tax_included) if tax_included is None else tax_included,
+        claims=document.claims,
+        notes=entry.notes,
+        origin=origin,
+    )
 
 
 def parse_provider(document: Mapping[str, Any], origin: str) -> list[Offer]:
-    """Offers from one provider document (the parsed TOML of ``offers/<provider>.toml``)."""
-    provider = str(_require(document, "provider", origin))
-    currency = _choice(_require(document, "currency", origin), CURRENCIES, "currency", origin)
-    fees = tuple(
-        _parse_fee(fee, currency, f"{origin}: fees[{index}]")
-        for index, fee in enumerate(_tables(document, "fees", origin))
+    """Offers from one provider document (the parsed TOML of ``offers/<provider>.toml``),
+    checked against the offers schema (``catalog/schema/offers.py``) first."""
+    from gpuplan.catalog.schema import decode
+
+    table: OffersFile = decode(document, "offers", origin, OfferError)
+    shared = tuple(
+        _parse_fee(fee, table.currency, f"{origin}: fee {fee.item!r}") for fee in table.fees
     )
     discounts = tuple(
-        _parse_discount(discount, f"{origin}: discounts[{index}]")
-        for index, discount in enumerate(_tables(document, "discounts", origin))
+        _parse_discount(discount, f"{origin}: discount {discount.kind!r}")
+        for discount in table.discounts
     )
-    tax_included = document.get("tax_included")
-    offers = []
-    for index, entry in enumerate(_tables(document, "offers", origin)):
-        where = f"{origin}: offers[{index}]"
-        offer_id = str(_require(entry, "id", where))
-        where = f"{origin}: offer {offer_id!r}"
-        gpus = _require(entry, "gpus", where)
-        if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:
-            raise OfferError(f"{where}.gpus: expected a positive whole number, got {gpus!r}")
-        plans = tuple(
-            _parse_plan(plan, currency, f"{where}.plans[{plan_index}]")
-            for plan_index, plan in enumerate(_tables(entry, "plans", where))
-        )
-        if not plans:
-            raise OfferError(f"{where}: no plans")
-        names = [plan.name for plan in plans]
-        if len(set(names)) != len(names):
-            raise OfferError(f"{where}: plan names must be unique, got {', '.join(names)}")
-        offer_fees = tuple(
-            _parse_fee(fee, currency, f"{where}.fees[{fee_index}]")
-            for fee_index, fee in enumerate(_tables(entry, "fees", where))
-        )
-        vcpus = entry.get("vcpus")
-        topology = _parse_offer_topology(entry, gpus, where)
-        min_instances, max_instances = _instance_limits(entry, where)
-        offers.append(
-            Offer(
-                id=offer_id,
-                provider=provider,
-                gpu=str(_require(entry, "gpu", where)),
-                gpus=gpus,
-                currency=currency,
-                plans=plans,
-                product_line=str(entry.get("product_line", "")),
-                region=str(entry.get("region", "")),
-                instance_type=str(entry.get("instance_type", "")),
-                vcpus=int(vcpus) if vcpus is not None else None,
-                ram_gb=_optional_number(entry, "ram_gb", where),
-                local_disk_gb=_optional_number(entry, "local_disk_gb", where),
-                topology=topology,
-                min_instances=min_instances,
-                max_instances=max_instances,
-                fees=fees + offer_fees,
-                discounts=discounts,
-                tax_included=entry.get("tax_included", tax_included),
-                claims=str(document.get("claims", "provider")),
-                notes=str(entry.get("notes", "")),
-                origin=origin,
-            )
-        )
-    return offers
+    return [_parse_offer(entry, table, shared, discounts, origin) for entry in table.offers]
 
 
 def read_offers_text(text: str, origin: str) -> list[Offer]:
@@ -679,21 +715,18 @@ def load_offers_file(path: str | Path) -> list[Offer]:
         try:
             gpu_id = resolve_gpu_id(offer.gpu)
         except CatalogError as error:
-            raise OfferError(f"{path}: offer {offer.id!r}.gpu: {error}") from None
+            raise OfferError(f"{path}: offer {offer.id!r}: gpu: {error}") from None
         resolved.append(offer if gpu_id == offer.gpu else replace(offer, gpu=gpu_id))
     return resolved
 
 
 @cache
 def _catalog_offers() -> tuple[Offer, ...]:
-    from gpuplan.catalog import read_catalog_toml
+    from gpuplan.catalog import offer_documents
 
-    folder = resources.files("gpuplan.catalog").joinpath("data", "offers")
     offers: list[Offer] = []
-    for entry in sorted(folder.iterdir(), key=lambda item: item.name):
-        if entry.name.endswith(".toml"):
-            origin = f"offers/{entry.name}"
-            offers.extend(parse_provider(read_catalog_toml("offers", entry.name), origin))
+    for origin, document in offer_documents():
+        offers.extend(parse_provider(document, origin))
     return tuple(offers)
 
 
@@ -702,39 +735,86 @@ def catalog_offers() -> list[Offer]:
     return list(_catalog_offers())
 
 
+def user_offers_files() -> list[Path]:
+    """The offers files in the user's offers directory (:func:`gpuplan.user_data.user_offers_dir`,
+    where ``gpuplan offers import`` writes), in name order; none when it does not exist."""
+    from gpuplan.user_data import user_offers_dir
+
+    folder = user_offers_dir()
+    return sorted(folder.glob("*.toml")) if folder.is_dir() else []
+
+
+OffersFiles = str | Path | Iterable[str | Path] | None
+"""One offers file, several (merged in order), or none."""
+
+
+def _as_paths(offers_files: OffersFiles) -> list[Path]:
+    if offers_files is None:
+        return []
+    if isinstance(offers_files, str | Path):
+        return [Path(offers_files)]
+    return [Path(path) for path in offers_files]
+
+
 @dataclass
 class OfferBook:
-    """The offers a command works with: the catalog plus a user's file, user entries winning."""
+    """The offers a command works with, merged in order: the built-in catalog, the files in the
+    user's offers directory, then each ``--offers`` file. An offer whose id an earlier source
+    already holds replaces it, and ``notes`` says so, naming both files."""
 
     offers: list[Offer] = field(default_factory=list)
+    notes: tuple[str, ...] = ()
 
     @classmethod
     def build(
         cls,
-        offers_file: str | Path | None = None,
+        offers_file: OffersFiles = None,
         include_catalog: bool = True,
         discount_factors: Mapping[str, Decimal] | None = None,
+        include_user_offers: bool = True,
+        rates: ExchangeRates | None = None,
+        check: bool = True,
     ) -> OfferBook:
-        """Catalog offers, then the user's (same id replaces), then negotiated factors per provider."""
+        """Merge the sources (class docstring), reject a user's offer the validator rejects
+        (``pricing/validate.py``: placeholders, spot at or above on-demand, unit slips, an id
+        twice in one file; ``check=False`` leaves that to the caller, as ``gpuplan offers
+        --check`` does to list every finding), then apply negotiated factors per provider."""
         by_id: dict[str, Offer] = {}
         if include_catalog:
             by_id.update((offer.id, offer) for offer in catalog_offers())
-        if offers_file is not None:
-            by_id.update((offer.id, offer) for offer in load_offers_file(offers_file))
-        offers = list(by_id.values())
+        paths = (user_offers_files() if include_user_offers else []) + _as_paths(offers_file)
+        notes: list[str] = []
+        user_files: list[list[Offer]] = []
+        for path in paths:
+            offers = load_offers_file(path)
+            for offer in offers:
+                earlier = by_id.get(offer.id)
+                if earlier is not None and earlier.origin != offer.origin:
+                    notes.append(
+                        f"offer {offer.id!r} of {offer.origin} replaces the one of "
+                        f"{earlier.origin} (a later file overrides an earlier one)"
+                    )
+                by_id[offer.id] = offer
+            user_files.append(offers)
+        merged = list(by_id.values())
+        if check and user_files:
+            from gpuplan.pricing.validate import raise_on_errors, validate_offers
+
+            for offers in user_files:
+                raise_on_errors(validate_offers(offers, rates=rates, reference=merged))
         if discount_factors:
-            known = {offer.provider.lower() for offer in offers}
+            known = {offer.provider.lower() for offer in merged}
             for provider in discount_factors:
                 if provider.lower() not in known:
                     raise OfferError(f"discount factor for unknown provider {provider!r}")
             factors = {name.lower(): factor for name, factor in discount_factors.items()}
-            offers = [
+            merged = [
                 offer.with_discount_factor(factors[offer.provider.lower()])
                 if offer.provider.lower() in factors
                 else offer
-                for offer in offers
+                for offer in merged
             ]
-        return cls(offers)
+        return cls(merged, tuple(notes))
 
     def get(self, offer_id: str) -> Offer:
         for offer in self.offers:

@@ -23,11 +23,30 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal, get_args
 
 from gpuplan.errors import InputError
 
-DATE_QUALITIES = ("exact", "month", "quarter", "year", "inferred-range", "undated")
+DateQuality = Literal["exact", "month", "quarter", "year", "inferred-range", "undated"]
+DATE_QUALITIES: tuple[str, ...] = get_args(DateQuality)
+
+_DAY = r"\d{4}-\d{2}-\d{2}"
+_MONTH = r"\d{4}-\d{2}"
+_QUARTER = r"\d{4}-Q[1-4]"
+_YEAR = r"\d{4}(?:\s*\((?:early|mid|late)\))?"
+_POINT = f"(?:{_DAY}|{_MONTH}|{_QUARTER}|{_YEAR})"
+OBSERVED_PATTERN = rf"^\s*(?:{_POINT}|{_POINT}/{_POINT}|undated<={_POINT})\s*$"
+"""Every accepted ``observed`` form (the table above), as one regular expression: the catalog
+schemas publish it so that an editor flags an unreadable date."""
+OBSERVED_FORMS = (
+    "YYYY-MM-DD, YYYY-MM, YYYY-QN, 'YYYY (mid)', YYYY-MM/YYYY-MM or undated<=YYYY-MM-DD"
+)
+FUTURE_SLACK_DAYS = 1
+"""An observation may be dated up to one day after the local date: a price read in UTC+8 is
+dated a day ahead of a clock in the Americas."""
 
 
 class ProvenanceError(InputError):
@@ -38,21 +57,54 @@ def _month_end(year: int, month: int) -> dt.date:
     return dt.date(year, month, calendar.monthrange(year, month)[1])
 
 
-def _latest_of_point(text: str) -> tuple[dt.date, str] | None:
-    """The latest day a single date form can mean, and the form's quality."""
+def _span_of_point(text: str) -> tuple[dt.date, dt.date, str] | None:
+    """The earliest and latest day a single date form can mean, and the form's quality."""
     text = text.strip()
-    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-        return dt.date.fromisoformat(text), "exact"
+    if re.fullmatch(_DAY, text):
+        day = dt.date.fromisoformat(text)
+        return day, day, "exact"
     match = re.fullmatch(r"(\d{4})-(\d{2})", text)
     if match:
-        return _month_end(int(match.group(1)), int(match.group(2))), "month"
+        year, month = int(match.group(1)), int(match.group(2))
+        return dt.date(year, month, 1), _month_end(year, month), "month"
     match = re.fullmatch(r"(\d{4})-Q([1-4])", text)
     if match:
-        return _month_end(int(match.group(1)), 3 * int(match.group(2))), "quarter"
+        year, quarter = int(match.group(1)), int(match.group(2))
+        return dt.date(year, 3 * quarter - 2, 1), _month_end(year, 3 * quarter), "quarter"
     match = re.fullmatch(r"(\d{4})(?:\s*\((?:early|mid|late)\))?", text)
     if match:
-        return dt.date(int(match.group(1)), 12, 31), "year"
+        year = int(match.group(1))
+        return dt.date(year, 1, 1), dt.date(year, 12, 31), "year"
     return None
+
+
+@lru_cache(maxsize=4096)
+def observed_span(observed: str) -> tuple[dt.date | None, dt.date, str]:
+    """``(earliest possible date, latest possible date, date quality)`` of an ``observed``
+    string; the earliest is None for an undated copy (only its upper bound is known).
+
+    Raises :class:`ProvenanceError` when the text is none of the accepted forms.
+    """
+    text = str(observed).strip()
+    try:
+        if text.startswith("undated<="):
+            point = _span_of_point(text.removeprefix("undated<="))
+            if point is not None:
+                return None, point[1], "undated"
+        elif "/" in text:
+            lower_text, _, upper_text = text.partition("/")
+            lower, upper = _span_of_point(lower_text), _span_of_point(upper_text)
+            if lower is not None and upper is not None:
+                return lower[0], upper[1], "inferred-range"
+        else:
+            point = _span_of_point(text)
+            if point is not None:
+                return point
+    except ValueError:
+        pass
+    raise ProvenanceError(
+        f"cannot read observed date {observed!r}; accepted forms: {OBSERVED_FORMS}"
+    )
 
 
 def parse_observed(observed: str) -> tuple[dt.date, str]:
@@ -60,25 +112,20 @@ def parse_observed(observed: str) -> tuple[dt.date, str]:
 
     Raises :class:`ProvenanceError` when the text is none of the accepted forms.
     """
-    text = str(observed).strip()
-    accepted = "YYYY-MM-DD, YYYY-MM, YYYY-QN, 'YYYY (mid)', YYYY-MM/YYYY-MM or undated<=YYYY-MM-DD"
-    try:
-        if text.startswith("undated<="):
-            point = _latest_of_point(text.removeprefix("undated<="))
-            if point is not None:
-                return point[0], "undated"
-        elif "/" in text:
-            _, _, upper = text.partition("/")
-            point = _latest_of_point(upper)
-            if point is not None and _latest_of_point(text.partition("/")[0]) is not None:
-                return point[0], "inferred-range"
-        else:
-            point = _latest_of_point(text)
-            if point is not None:
-                return point
-    except ValueError:
-        pass
-    raise ProvenanceError(f"cannot read observed date {observed!r}; accepted forms: {accepted}")
+    _, latest, quality = observed_span(observed)
+    return latest, quality
+
+
+def check_not_future(observed: str, where: str, today: dt.date | None = None) -> None:
+    """Refuse an observation whose earliest possible date is after ``today`` (plus
+    :data:`FUTURE_SLACK_DAYS`): nobody has read that price yet."""
+    earliest, _, _ = observed_span(observed)
+    today = today or dt.date.today()
+    if earliest is not None and (earliest - today).days > FUTURE_SLACK_DAYS:
+        raise ProvenanceError(
+            f"{where}: observed {observed!r} is in the future (today is {today.isoformat()}); "
+            "give the date the figure was read"
+        )
 
 
 @dataclass(frozen=True)
@@ -91,10 +138,32 @@ class Provenance:
     is_estimate: bool = False
 
     @classmethod
-    def from_fields(cls, fields: dict[str, object], where: str) -> Provenance:
+    def from_fields(cls, fields: Mapping[str, object], where: str) -> Provenance:
         """Read ``source``, ``observed``, optional ``date_quality`` and ``is_estimate``."""
-        source = str(fields.get("source") or "").strip()
-        observed = str(fields.get("observed") or "").strip()
+        is_estimate = fields.get("is_estimate", False)
+        if not isinstance(is_estimate, bool):
+            raise ProvenanceError(f"{where}: 'is_estimate' must be true or false")
+        stated = fields.get("date_quality")
+        return cls.read(
+            str(fields.get("source") or ""),
+            str(fields.get("observed") or ""),
+            where,
+            date_quality=None if stated is None else str(stated),
+            is_estimate=is_estimate,
+        )
+
+    @classmethod
+    def read(
+        cls,
+        source: str,
+        observed: str,
+        where: str,
+        date_quality: str | None = None,
+        is_estimate: bool = False,
+    ) -> Provenance:
+        """A provenance whose ``observed`` date is readable, not in the future, and of the
+        ``date_quality`` stated (when stated); ``where`` names the entry in errors."""
+        source, observed = source.strip(), observed.strip()
         if not source:
             raise ProvenanceError(f"{where}: missing 'source'")
         if not observed:
@@ -102,15 +171,13 @@ class Provenance:
         try:
             _, quality = parse_observed(observed)
         except ProvenanceError as error:
-            raise ProvenanceError(f"{where}: {error}") from None
-        stated = fields.get("date_quality")
-        if stated is not None and stated != quality:
+            raise ProvenanceError(f"{where}.observed: {error}") from None
+        check_not_future(observed, f"{where}.observed")
+        if date_quality is not None and date_quality != quality:
             raise ProvenanceError(
-                f"{where}: date_quality {stated!r} does not match observed {observed!r} ({quality})"
+                f"{where}.date_quality: {date_quality!r} does not match observed {observed!r} "
+                f"({quality})"
             )
-        is_estimate = fields.get("is_estimate", False)
-        if not isinstance(is_estimate, bool):
-            raise ProvenanceError(f"{where}: 'is_estimate' must be true or false")
         return cls(source=source, observed=observed, date_quality=quality, is_estimate=is_estimate)
 
     @property

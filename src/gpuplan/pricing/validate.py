@@ -12,8 +12,12 @@ Errors (the offer is rejected):
     GPU), or at most ``1.5 / gpus`` times it (a GPU price labelled per instance), for offers of
     four GPUs or more (with fewer, a slip is within the spread between providers); and any
     price above 100 USD per GPU-hour;
-  * a duplicated offer id, a negative fee.
-  (A missing or unreadable date, or a missing source, is rejected when the file is read.)
+  * a duplicated offer id.
+  (An unknown key, a value of the wrong type or unit, a negative price or fee, a missing,
+  unreadable or future date, or a missing source, is rejected when the file is read, by the
+  offers schema: ``catalog/schema/offers.py``.)
+
+Every finding names the file, the offer and the key (``plans[1].price``).
 
 Warnings (kept, but shown):
   * a price observed longer ago than the staleness limit (judged on the latest date the
@@ -53,17 +57,31 @@ class Finding:
     offer: str
     field: str
     message: str
+    origin: str = ""
+    """The file the offer was read from."""
+
+    @property
+    def where(self) -> str:
+        """``FILE: offer 'ID': KEY``, the way file errors name their place."""
+        origin = f"{self.origin}: " if self.origin else ""
+        return f"{origin}offer {self.offer!r}: {self.field}"
 
     def __str__(self) -> str:
-        return f"{self.level}: {self.offer}: {self.field}: {self.message}"
+        return f"{self.level}: {self.where}: {self.message}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "level": self.level,
+            "origin": self.origin,
             "offer": self.offer,
             "field": self.field,
             "message": self.message,
         }
+
+
+def finding(level: str, offer: Offer, key: str, message: str) -> Finding:
+    """A finding about ``key`` of ``offer``, naming the file it came from."""
+    return Finding(level, offer.id, key, message, offer.origin)
 
 
 def _known_gpu_ids() -> set[str] | None:
@@ -79,47 +97,59 @@ def _plan_findings(offer: Offer, today: dt.date, stale_after_days: int) -> list[
     findings = []
     metered = offer.plans_of_kind("metered")
     cheapest_metered = min((plan.per_gpu_hour(offer.gpus) for plan in metered), default=None)
-    for plan in offer.plans:
-        where = f"plans.{plan.name}"
+    for index, plan in enumerate(offer.plans):
+        price_key = f"plans[{index}].price"
         hourly = plan.kind in ("metered", "spot")
         if plan.price <= 0:
-            findings.append(Finding("error", offer.id, where, f"placeholder price {plan.price}"))
+            findings.append(
+                finding("error", offer, price_key, f"placeholder price {plan.price} ({plan.name})")
+            )
         elif hourly and plan.price in PLACEHOLDER_PRICES:
             findings.append(
-                Finding(
-                    "error", offer.id, where, f"placeholder price {plan.price} (a known sentinel)"
+                finding(
+                    "error",
+                    offer,
+                    price_key,
+                    f"placeholder price {plan.price} ({plan.name}): a known sentinel for "
+                    f"no price; sentinels: {', '.join(str(v) for v in sorted(PLACEHOLDER_PRICES))}",
                 )
             )
         spot_price = plan.per_gpu_hour(offer.gpus)
         if plan.kind == "spot" and cheapest_metered is not None and spot_price >= cheapest_metered:
             findings.append(
-                Finding(
+                finding(
                     "error",
-                    offer.id,
-                    where,
+                    offer,
+                    price_key,
                     f"spot {spot_price:.4f} per GPU-hour is not below "
                     f"on-demand {cheapest_metered:.4f}: no spot offer",
                 )
             )
         provenance = plan.provenance
         age = provenance.age_days(today)
+        observed_key = f"plans[{index}].observed"
         if provenance.date_quality == "undated":
             findings.append(
-                Finding("warning", offer.id, where, f"undated source ({provenance.observed})")
+                finding("warning", offer, observed_key, f"undated source ({provenance.observed})")
             )
         elif age > stale_after_days:
             findings.append(
-                Finding(
+                finding(
                     "warning",
-                    offer.id,
-                    where,
+                    offer,
+                    observed_key,
                     f"stale: observed {provenance.observed}, {age} days ago "
                     f"(limit {stale_after_days})",
                 )
             )
         if provenance.is_estimate:
             findings.append(
-                Finding("warning", offer.id, where, "an estimate, not a published price")
+                finding(
+                    "warning",
+                    offer,
+                    f"plans[{index}].is_estimate",
+                    "an estimate, not a published price",
+                )
             )
     return findings
 
@@ -130,9 +160,9 @@ def _unit_findings(offer: Offer, market: dict[str, Decimal], rates: ExchangeRate
         return []
     if price > MAX_PER_GPU_HOUR_USD:
         return [
-            Finding(
+            finding(
                 "error",
-                offer.id,
+                offer,
                 "plans",
                 f"{price:.2f} USD per GPU-hour is implausible: an instance price labelled per GPU?",
             )
@@ -143,9 +173,9 @@ def _unit_findings(offer: Offer, market: dict[str, Decimal], rates: ExchangeRate
     ratio = price / median
     if ratio >= Decimal(offer.gpus) * Decimal("0.6"):
         return [
-            Finding(
+            finding(
                 "error",
-                offer.id,
+                offer,
                 "plans",
                 f"{price:.2f} USD per GPU-hour is {ratio:.1f}x the catalog median {median:.2f} "
                 f"for {offer.gpu}: an instance price labelled per GPU?",
@@ -153,9 +183,9 @@ def _unit_findings(offer: Offer, market: dict[str, Decimal], rates: ExchangeRate
         ]
     if ratio <= Decimal("1.5") / offer.gpus:
         return [
-            Finding(
+            finding(
                 "error",
-                offer.id,
+                offer,
                 "plans",
                 f"{price:.2f} USD per GPU-hour is {ratio:.2f}x the catalog median {median:.2f} "
                 f"for {offer.gpu}: a per-GPU price labelled per instance?",
@@ -177,36 +207,42 @@ def validate_offers(
     market = median_per_gpu_hour(reference if reference is not None else offers, rates)
     known_gpus = _known_gpu_ids()
     findings: list[Finding] = []
-    for offer_id, count in Counter(offer.id for offer in offers).items():
-        if count > 1:
-            findings.append(Finding("error", offer_id, "id", f"offer id appears {count} times"))
+    counts = Counter(offer.id for offer in offers)
+    for offer in offers:
+        if counts[offer.id] > 1:
+            origins = sorted({other.origin for other in offers if other.id == offer.id})
+            findings.append(
+                finding(
+                    "error",
+                    offer,
+                    "id",
+                    f"offer id appears {counts[offer.id]} times (in {', '.join(origins)})",
+                )
+            )
+            counts[offer.id] = 0
     for offer in offers:
         findings.extend(_plan_findings(offer, today, stale_after_days))
         findings.extend(_unit_findings(offer, market, rates))
-        for fee in offer.fees:
-            if fee.price is not None and fee.price < 0:
-                findings.append(Finding("error", offer.id, f"fees.{fee.item}", "negative fee"))
         if offer.topology is None:
             findings.append(
-                Finding(
+                finding(
                     "warning",
-                    offer.id,
+                    offer,
                     "topology",
                     "no topology: plans model the GPU's usual server and never join instances",
                 )
             )
         if known_gpus is not None and offer.gpu not in known_gpus:
             findings.append(
-                Finding("warning", offer.id, "gpu", f"{offer.gpu!r} is not in the GPU catalog")
+                finding("warning", offer, "gpu", f"{offer.gpu!r} is not in the GPU catalog")
             )
     return findings
 
 
 def raise_on_errors(findings: Sequence[Finding]) -> None:
-    """Raise :class:`OfferValidationError` naming the first rejected offer, if any."""
+    """Raise :class:`OfferValidationError` naming the first rejected offer (its file, id and
+    key), if any."""
     errors = [finding for finding in findings if finding.level == "error"]
     if errors:
         more = f" (and {len(errors) - 1} more: `gpuplan offers --check`)" if len(errors) > 1 else ""
-        raise OfferValidationError(
-            f"rejected offer {errors[0].offer}: {errors[0].field}: {errors[0].message}{more}"
-        )
+        raise OfferValidationError(f"{errors[0].where}: {errors[0].message}; rejected{more}")

@@ -3,7 +3,7 @@ days scatter with the Pareto front, the billing modes of the chosen offer and bu
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -29,7 +29,9 @@ TCO_YEARS = 3
 
 
 def top_plan_scenario(
-    scenario: Mapping[str, Any], plan: Mapping[str, Any], offers_file: str | None = None
+    scenario: Mapping[str, Any],
+    plan: Mapping[str, Any],
+    offers_file: str | Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The scenario with the top plan's hardware and layout filled in, for ``estimate``."""
     strategy = plan["strategy"]
@@ -41,8 +43,10 @@ def top_plan_scenario(
             "count": plan["count"],
             "allow_unlisted_network": plan["machine"]["network_assumed"],
         }
-        if offers_file is not None:
-            hardware["offers_file"] = offers_file
+        if offers_file:
+            hardware["offers_file"] = (
+                offers_file if isinstance(offers_file, str) else list(offers_file)
+            )
     return {
         **scenario,
         "framework": strategy.get("framework", scenario.get("framework", "auto")),
@@ -58,7 +62,8 @@ def collect_plan_details(
     of its offer (billing modes) and a buy-versus-rent comparison where the GPU has a price.
 
     The offer is looked up in the same book the search priced it from: the catalog, the
-    user's ``offers_file`` and the negotiated ``discount_factors`` of ``options``."""
+    user's ``offers_file`` (one or several), its exchange rates (``fx``, ``fx_file``) and the
+    negotiated ``discount_factors`` of ``options``."""
     from gpuplan.api import estimate
 
     details: dict[str, Any] = {"estimate": None, "quote": None, "tco": None}
@@ -68,13 +73,15 @@ def collect_plan_details(
     details["estimate"] = estimate(top_plan_scenario(scenario, top, options.get("offers_file")))
     cost = top.get("cost")
     if cost:
-        from gpuplan.pricing.currency import default_rates
+        from gpuplan.pricing.currency import build_rates
         from gpuplan.pricing.offers import OfferBook
         from gpuplan.pricing.quote import quote
 
-        rates = default_rates()
+        rates = build_rates(options.get("fx", ()), options.get("fx_file"))
         book = OfferBook.build(
-            options.get("offers_file"), discount_factors=options.get("discount_factors") or None
+            options.get("offers_file"),
+            discount_factors=options.get("discount_factors") or None,
+            rates=rates,
         )
         offer = book.get(cost["offer"])
         chosen = quote(

@@ -114,7 +114,7 @@ def plan(request: PlanRequest) -> dict[str, Any]:
     "explanation": str, ...}``."""
     started = time.perf_counter()
     from gpuplan.catalog import all_gpus, resolve_gpu_id
-    from gpuplan.pricing.currency import default_rates
+    from gpuplan.pricing.currency import build_rates
     from gpuplan.pricing.offers import OfferBook
 
     scenario = request.scenario
@@ -125,12 +125,14 @@ def plan(request: PlanRequest) -> dict[str, Any]:
     gpus = [
         gpu for gpu in all_gpus() if (not allowed or gpu.id in allowed) and gpu.id not in excluded
     ]
-    rates = default_rates()
+    rates = build_rates(request.fx, request.fx_file)
     currency = request.currency or (request.budget.currency if request.budget else "USD")
     rates.rate(currency)
     request = replace(request, currency=currency, today=request.today or dt.date.today())
     assert request.today is not None
-    book = OfferBook.build(request.offers_file, discount_factors=request.discount_factors or None)
+    book = OfferBook.build(
+        request.offers_file, discount_factors=request.discount_factors or None, rates=rates
+    )
     machines, unoffered = _machines(request, book, gpus)
 
     evaluated_total = 0
@@ -228,6 +230,7 @@ def plan(request: PlanRequest) -> dict[str, Any]:
         "objective": request.objective,
         "skipped_gpus": list(skipped.values()),
         "unoffered_gpus": unoffered,
+        "offer_notes": list(book.notes),
     }
     result["explanation"] = explain(shown, request, shortfalls, scenario, feasible_rows)
     return result

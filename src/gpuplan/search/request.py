@@ -48,7 +48,12 @@ class PlanRequest:
     headroom: float = DEFAULT_HEADROOM
     currency: str = ""
     limit: int = 20
-    offers_file: str | None = None
+    offers_file: str | tuple[str, ...] | None = None
+    """A user's offers file, or several merged in order (``pricing.offers.OfferBook``)."""
+    fx: tuple[str, ...] = ()
+    """Exchange-rate overrides, ``CUR=RATE`` or ``A/B=RATE`` (``pricing.currency``)."""
+    fx_file: str | None = None
+    """A rates file in ``currency.toml``'s form."""
     discount_factors: dict[str, Decimal] = field(default_factory=dict)
     measured: MachineMeasurements | None = None
     allow_unlisted_network: bool = False
