@@ -64,7 +64,7 @@ DATE = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
 
 
 def test_every_design_id_is_in_the_catalog() -> None:
-    assert sorted(gpu_ids()) == sorted(DESIGN_IDS)
+    assert set(DESIGN_IDS) <= set(gpu_ids())
     for gpu_id in DESIGN_IDS:
         assert load_gpu(gpu_id).id == gpu_id
 

@@ -1,4 +1,4 @@
-"""`gpuplan offers`, `gpuplan offers import-skypilot`, `gpuplan quote`, `gpuplan tco`, `gpuplan audit`."""
+"""`gpuplan offers`, `gpuplan offers import`, `gpuplan quote`, `gpuplan tco`, `gpuplan audit`."""
 
 from __future__ import annotations
 
@@ -236,48 +236,132 @@ def _check(
 
 
 @offers_app.command(
-    "import-skypilot", help="Convert a SkyPilot catalog vms.csv into an offers TOML file."
+    "import",
+    help=(
+        "Import a SkyPilot catalog (vms.csv), a gpuhunt catalog (<provider>.csv) or a CSV of "
+        "your own quotes into your offers directory; later commands use those offers."
+    ),
 )
-def import_skypilot(
-    file: Annotated[Path, typer.Argument(help="A SkyPilot vms.csv.", dir_okay=False)],
-    provider: Annotated[
-        str | None, typer.Option("--provider", help="Provider name (default: the CSV's folder).")
+def import_offers(
+    file: Annotated[Path, typer.Argument(help="The CSV to import.", dir_okay=False)],
+    file_format: Annotated[
+        str | None,
+        typer.Option("--format", help="skypilot | gpuhunt | csv (default: told by the header)."),
     ] = None,
     observed: Annotated[
         str | None,
         typer.Option(
             "--observed",
-            help="When the catalog was fetched (YYYY-MM-DD); default: undated<=file date.",
+            help=(
+                "When the catalog was fetched or the quote made (YYYY-MM-DD); default: "
+                "undated<=file date for catalogs, each row's observed column for quotes."
+            ),
+        ),
+    ] = None,
+    provider: Annotated[
+        str | None,
+        typer.Option(
+            "--provider",
+            help="Provider name (default: the SkyPilot CSV's folder, the gpuhunt file's name).",
         ),
     ] = None,
     output: Annotated[
         Path | None,
         typer.Option(
-            "--output", "-o", help="Write the TOML here (default: stdout).", dir_okay=False
+            "--output",
+            "-o",
+            help="Write the offers file here instead of your offers directory.",
+            dir_okay=False,
         ),
     ] = None,
     force: ForceOption = False,
+    json_output: JsonOption = False,
 ) -> None:
-    from gpuplan.cli.output import error_console
     from gpuplan.errors import InputError
-    from gpuplan.pricing.skypilot import import_vms_csv, offers_to_toml
+    from gpuplan.pricing.offers_import import FORMAT_LABELS, import_file, write_import
 
     if output is not None and output.resolve() == file.resolve():
         raise InputError("--output must not be the input file")
-    result = import_vms_csv(file, provider=provider, observed=observed)
-    name = provider or (result.offers[0].provider if result.offers else "skypilot")
-    text = offers_to_toml(result.offers, name)
-    for finding in result.findings:
-        error_console.print(
-            f"{finding.level}: {finding.offer}: {finding.field}: {finding.message}", highlight=False
-        )
-    error_console.print(f"{len(result.offers)} offers imported", highlight=False)
-    if output is None:
-        print(text, end="")
-    else:
-        from gpuplan.writing import write_atomically
+    chosen, result = import_file(file, file_format, provider, observed)
+    written = (
+        write_import(result, chosen, file, output, overwrite=force or output is None)
+        if result.offers
+        else []
+    )
+    if json_output:
+        from gpuplan.cli.output import print_json
 
-        write_atomically(output, text, overwrite=force)
+        print_json(
+            {
+                "format": chosen,
+                "rows": result.rows,
+                "rows_without_gpu": result.rows_without_gpu,
+                "imported": len(result.offers),
+                "files": [
+                    {
+                        "path": str(item.path),
+                        "provider": item.provider,
+                        "replaced": item.replaced,
+                        "offers": [offer.id for offer in item.offers],
+                    }
+                    for item in written
+                ],
+                "findings": [finding.to_dict() for finding in result.findings],
+            }
+        )
+    else:
+        _print_import(file, FORMAT_LABELS[chosen], result, written)
+    if not result.offers:
+        raise typer.Exit(1)
+
+
+IMPORT_LISTED = 20
+"""Imported offers listed one per line; the rest are counted."""
+
+
+def _print_import(file: Path, label: str, result: Any, written: list[Any]) -> None:
+    """What was imported, into which file, and what was skipped, one line per reason."""
+    from gpuplan.cli.output import console
+
+    for item in written:
+        verb = "replaced" if item.replaced else "wrote"
+        count = f"{len(item.offers)} offer{'s' if len(item.offers) != 1 else ''}"
+        console.print(
+            f"{verb} {item.path}: {count} of {item.provider} from {file.name} ({label})",
+            highlight=False,
+            soft_wrap=True,
+        )
+        for offer in item.offers[:IMPORT_LISTED]:
+            plans = ", ".join(
+                f"{plan.mode} {plan.price} {plan.currency}/{plan.per}" for plan in offer.plans
+            )
+            console.print(
+                f"  {offer.id}: {offer.gpus} x {offer.gpu}; {plans}",
+                highlight=False,
+                soft_wrap=True,
+            )
+        if len(item.offers) > IMPORT_LISTED:
+            console.print(
+                f"  ... and {len(item.offers) - IMPORT_LISTED} more",
+                highlight=False,
+                soft_wrap=True,
+            )
+    reasons: dict[tuple[str, str, str], list[str]] = {}
+    for finding in result.findings:
+        reasons.setdefault((finding.level, finding.field, finding.message), []).append(
+            finding.offer
+        )
+    for (level, column, message), labels in reasons.items():
+        where = ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")
+        console.print(f"{level}: {column}: {message} ({where})", highlight=False, soft_wrap=True)
+    if result.rows_without_gpu:
+        console.print(
+            f"skipped {result.rows_without_gpu} rows without a GPU", highlight=False, soft_wrap=True
+        )
+    if not result.offers:
+        console.print(
+            f"no offers imported from {file.name}; nothing written", highlight=False, soft_wrap=True
+        )
 
 
 # --- quote ----------------------------------------------------------------------------------

@@ -181,6 +181,9 @@ class PricePlan:
     term_seconds: int | None = None
     upfront_share: Decimal | None = None
     notes: str = ""
+    interruptions_per_hour: float | None = None
+    """A spot plan's reclaim rate per instance-hour, where a source states one."""
+    interruptions_source: str = ""
 
     @property
     def kind(self) -> str:
@@ -238,6 +241,8 @@ class PricePlan:
             "minimum_seconds": self.minimum_seconds,
             "term_seconds": self.term_seconds,
             "upfront_share": self.upfront_share,
+            "interruptions_per_hour": self.interruptions_per_hour,
+            "interruptions_source": self.interruptions_source,
             "per_gpu_hour": self.per_gpu_hour(gpus),
             "notes": self.notes,
             **self.provenance.to_dict(),
@@ -488,6 +493,7 @@ def _parse_plan(fields: Mapping[str, Any], currency: str, where: str) -> PricePl
     upfront_share = to_decimal(upfront, f"{where}.upfront_share") if upfront is not None else None
     if upfront_share is not None and not Decimal(0) <= upfront_share <= Decimal(1):
         raise OfferError(f"{where}.upfront_share: must be between 0 and 1")
+    rate, rate_source = _interruptions(fields, where)
     return PricePlan(
         name=str(fields.get("name") or mode),
         mode=mode,
@@ -501,7 +507,26 @@ def _parse_plan(fields: Mapping[str, Any], currency: str, where: str) -> PricePl
         term_seconds=term,
         upfront_share=upfront_share,
         notes=str(fields.get("notes", "")),
+        interruptions_per_hour=rate,
+        interruptions_source=rate_source,
     )
+
+
+def _interruptions(fields: Mapping[str, Any], where: str) -> tuple[float | None, str]:
+    """A spot plan's ``interruptions_per_hour`` (a number >= 0, per instance-hour) and its
+    ``interruptions_source`` (required with it)."""
+    rate = fields.get("interruptions_per_hour")
+    if rate is None:
+        return None, ""
+    if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 <= rate < math.inf:
+        raise OfferError(
+            f"{where}.interruptions_per_hour: expected a number >= 0 per instance-hour, "
+            f"got {shown(rate)}"
+        )
+    source = str(fields.get("interruptions_source") or "").strip()
+    if not source:
+        raise OfferError(f"{where}: interruptions_per_hour needs an interruptions_source")
+    return float(rate), source
 
 
 def _parse_fee(fields: Mapping[str, Any], currency: str, where: str) -> FeeItem:
