@@ -19,13 +19,15 @@ NOTICE_CODES = (
     "bubble",
     "startup",
     "communication",
+    "spot",
 )
 """``no_cluster_network``: instances that list no network between them, joined anyway
 (``--allow-unlisted-network``); ``unlisted_topology``: the offer states no topology, so the
 GPU's usual server was modelled; ``stale_price``: a price older than the staleness limit;
 ``seed_claims``: prices that are an article's claims, not a price list; ``bubble``: the pipeline
 bubble is over 20 % of the step; ``startup``: start-up is over 10 % of the run;
-``communication``: exposed communication is over half the step."""
+``communication``: exposed communication is over half the step; ``spot``: the plan is priced
+on spot, with the interruption rate and the time each interruption loses, and their sources."""
 
 
 @dataclass(frozen=True)

@@ -407,19 +407,28 @@ def quote_command(
         int, typer.Option("--public-ips", help="Public IPs per instance.", min=0)
     ] = 1,
     interruptions_per_hour: Annotated[
-        float,
+        float | None,
         typer.Option(
             "--interruptions-per-hour",
-            help="Spot interruption rate (assumed: one a day).",
+            help=(
+                "Spot reclaims per instance-hour (default: the offer's stated rate, else "
+                "assumed one a day)."
+            ),
             min=0,
             max=3600,
             callback=finite,
         ),
-    ] = 1 / 24,
+    ] = None,
     restart_overhead: Annotated[
-        str,
-        typer.Option("--restart-overhead", help="Work lost per spot interruption (assumed: 30m)."),
-    ] = "30m",
+        str | None,
+        typer.Option(
+            "--restart-overhead",
+            help=(
+                "Time lost per spot interruption (default: the reliability model's with a "
+                "scenario, else assumed 30m)."
+            ),
+        ),
+    ] = None,
     tax_rate: Annotated[
         float | None,
         typer.Option(
@@ -437,6 +446,7 @@ def quote_command(
     force: ForceOption = False,
     output_format: FormatOption = "table",
 ) -> None:
+    from dataclasses import replace
     from decimal import Decimal
 
     from gpuplan.errors import InputError
@@ -450,15 +460,39 @@ def quote_command(
         rates.rate(currency)
     chosen = _book(offers_file, discount, rates).get(offer)
     token_count = float(parse_tokens(tokens)) if tokens is not None else None
-    restart_seconds = parse_duration(restart_overhead)
+    spot = SpotAssumptions(
+        interruptions_per_hour,
+        interruptions_source="--interruptions-per-hour"
+        if interruptions_per_hour is not None
+        else "",
+    )
     if scenario is not None:
         predicted = _predicted_job(scenario, chosen)
         token_count = token_count or predicted["tokens"]
         tokens_per_second = tokens_per_second or predicted["tokens_per_second"]
         count = max(count, predicted["instances"])
-        restart_seconds = predicted["restart_seconds"]
+        from gpuplan.search.spot import spot_assumptions
+
+        spot = (
+            spot_assumptions(
+                predicted["scenario"],
+                chosen,
+                count * chosen.gpus,
+                predicted["goodput"],
+                predicted["startup_seconds"],
+                predicted["seconds"],
+                given=spot,
+            )
+            or spot
+        )
         if duration is None:
             duration = f"{predicted['seconds']}s"
+    if restart_overhead is not None:
+        spot = replace(
+            spot,
+            restart_overhead_seconds=parse_duration(restart_overhead),
+            restart_overhead_source="--restart-overhead",
+        )
     if duration is not None:
         if duration.strip().startswith("-"):
             raise InputError(f"--duration must not be negative, got {duration!r}")
@@ -481,7 +515,7 @@ def quote_command(
         usage=usage,
         tokens=token_count,
         tokens_per_second=tokens_per_second,
-        spot=SpotAssumptions(interruptions_per_hour, restart_seconds),
+        spot=spot,
         tax_rate=Decimal(repr(tax_rate)) if tax_rate is not None else None,
         rates=rates,
     ).to_dict(currency, rates)
@@ -501,10 +535,11 @@ def quote_command(
 
 def _predicted_job(scenario: Path, offer: Any) -> dict[str, Any]:
     """Duration, tokens, throughput and instance count the models predict for a scenario run on
-    ``offer``'s GPU; spot restarts lose the reliability model's restart time."""
+    ``offer``'s GPU, with the parsed scenario, goodput and start-up that spot prices need
+    (``search.spot``)."""
     from gpuplan.api import estimate
     from gpuplan.errors import InputError
-    from gpuplan.scenario import read_scenario_file
+    from gpuplan.scenario import parse_scenario, read_scenario_file
 
     data = read_scenario_file(scenario)
     hardware = dict(data.get("hardware") or {})
@@ -526,7 +561,9 @@ def _predicted_job(scenario: Path, offer: Any) -> dict[str, Any]:
         "tokens_per_second": result["throughput"]["tokens_per_second"]
         * result["reliability"]["goodput"],
         "instances": -(-result["hardware"]["count"] // offer.gpus),
-        "restart_seconds": result["reliability"]["restart_seconds"],
+        "goodput": result["reliability"]["goodput"],
+        "startup_seconds": result["duration"]["startup_seconds"],
+        "scenario": parse_scenario(data),
     }
 
 
@@ -605,8 +642,10 @@ def _print_quote(result: dict[str, Any]) -> None:
     if spot:
         console.print(
             f"Spot: expected {_money(spot['expected_compute'], currency)} "
-            f"({spot['expected_interruptions']:.1f} interruptions at {spot['interruptions_per_hour']:.3g}/h, "
-            f"{format_duration(spot['restart_overhead_seconds'])} lost each) versus on-demand "
+            f"({spot['expected_interruptions']:.1f} interruptions at "
+            f"{spot['interruptions_per_hour']:.3g}/h per instance, {spot['interruptions_source']}; "
+            f"{format_duration(spot['restart_overhead_seconds'])} lost each, "
+            f"{spot['restart_overhead_source']}) versus on-demand "
             f"{_money(spot['on_demand_fallback_compute'], currency)}"
         )
     if "exchange_rate" in result:
