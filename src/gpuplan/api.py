@@ -129,6 +129,7 @@ def estimate(
             "checkpoint_interval_seconds": _scalar(reliability.interval_seconds),
             "mean_time_between_failures_seconds": _scalar(reliability.mtbf_seconds),
             "restart_seconds": _scalar(reliability.restart_seconds),
+            "lost_seconds_per_interruption": _scalar(reliability.lost_seconds_per_interruption),
             "dataset_read_bytes_per_second": _scalar(data_check.required_bytes_per_second),
         },
         "duration": {

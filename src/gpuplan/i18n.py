@@ -137,6 +137,10 @@ EN: dict[str, str] = {
     "notice.startup": "start-up ({minutes} min) is {share} of the run",
     "notice.communication": "exposed communication is {share} of the step",
     "notice.config_defaults": "{model}: the config leaves out {keys}; the {family} family's transformers defaults were taken",
+    "notice.spot": (
+        "{offer} on spot: {interruptions} interruptions expected at {rate}/h per instance "
+        "({rate_source}), {lost} lost each ({lost_source}); the run takes {expected}"
+    ),
     # quote
     "quote.header": "{offer} ({provider}): {instances} x {gpus} {gpu} for {duration}",
     "quote.mix": "Cheapest billing mix per instance: {mix}",
@@ -147,8 +151,8 @@ EN: dict[str, str] = {
     "quote.per_million": "; per million trained tokens {amount}",
     "quote.plans_alone": "Each plan alone (compute): {plans}",
     "quote.spot": (
-        "Spot: expected {expected} ({interruptions} interruptions at {rate}/h, {lost} lost each) "
-        "versus on-demand {fallback}"
+        "Spot: expected {expected} ({interruptions} interruptions at {rate}/h per instance, "
+        "{rate_source}; {lost} lost each, {lost_source}) versus on-demand {fallback}"
     ),
     "quote.converted": "Converted {source} to {target} at {rate} ({origin}, {observed})",
     # tco
@@ -523,6 +527,10 @@ ZH: dict[str, str] = {
     "notice.startup": "启动时间（{minutes} 分钟）占整个运行的 {share}",
     "notice.communication": "未被掩盖的通信占每步时间的 {share}",
     "notice.config_defaults": "{model}：配置中缺少 {keys}，已采用 {family} 系列在 transformers 中的默认值",
+    "notice.spot": (
+        "{offer} 使用竞价实例：每实例每小时中断 {rate} 次（{rate_source}），预计中断 {interruptions} 次，"
+        "每次损失 {lost}（{lost_source}）；预计运行 {expected}"
+    ),
     "quote.header": "{offer}（{provider}）：{instances} × {gpus} 张 {gpu}，时长 {duration}",
     "quote.mix": "每个实例最便宜的计费组合：{mix}",
     "quote.unused": "（已付费但未使用：{duration}）",
@@ -532,8 +540,8 @@ ZH: dict[str, str] = {
     "quote.per_million": "；每百万训练 token {amount}",
     "quote.plans_alone": "单独使用各方案（算力）：{plans}",
     "quote.spot": (
-        "竞价实例：期望 {expected}（中断 {interruptions} 次，每小时 {rate} 次，每次损失 {lost}），"
-        "按需价为 {fallback}"
+        "竞价实例：期望 {expected}（中断 {interruptions} 次，每实例每小时 {rate} 次，{rate_source}；"
+        "每次损失 {lost}，{lost_source}），按需价为 {fallback}"
     ),
     "quote.converted": "按 {rate} 将 {source} 换算为 {target}（{origin}，{observed}）",
     "tco.title": "{years} 年自建与租用对比（{currency}，累计）",

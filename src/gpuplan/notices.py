@@ -20,6 +20,7 @@ NOTICE_CODES = (
     "startup",
     "communication",
     "config_defaults",
+    "spot",
 )
 """``no_cluster_network``: instances that list no network between them, joined anyway
 (``--allow-unlisted-network``); ``unlisted_topology``: the offer states no topology, so the
@@ -28,7 +29,8 @@ GPU's usual server was modelled; ``stale_price``: a price older than the stalene
 bubble is over 20 % of the step; ``startup``: start-up is over 10 % of the run;
 ``communication``: exposed communication is over half the step; ``config_defaults``: a model
 config left out keys that its family's ``transformers`` defaults filled
-(``ModelSpec.defaults_taken``)."""
+(``ModelSpec.defaults_taken``); ``spot``: the plan is priced on spot, with the interruption rate
+and the time each interruption loses, and their sources."""
 
 
 @dataclass(frozen=True)

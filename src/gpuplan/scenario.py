@@ -119,8 +119,11 @@ class ReliabilityOptions:
     storage_read_bandwidth: float = DEFAULT_STORAGE_READ_BANDWIDTH
     asynchronous_checkpoints: bool = False
 
-    def estimate(self, job: TrainingJob, num_gpus: Any) -> ReliabilityEstimate:
-        """Checkpoints, failures and goodput of ``job`` on ``num_gpus`` (an int or an array)."""
+    def estimate(
+        self, job: TrainingJob, num_gpus: Any, reclaims_per_hour: Any = 0.0
+    ) -> ReliabilityEstimate:
+        """Checkpoints, failures and goodput of ``job`` on ``num_gpus`` (an int or an array);
+        ``reclaims_per_hour``: spot reclaims of the whole job, which shorten the interval."""
         return estimate_reliability(
             job,
             num_gpus,
@@ -129,6 +132,7 @@ class ReliabilityOptions:
             storage_write_bandwidth=self.storage_write_bandwidth,
             storage_read_bandwidth=self.storage_read_bandwidth,
             restart_seconds=self.restart_seconds,
+            reclaims_per_hour=reclaims_per_hour,
         )
 
 

@@ -183,11 +183,11 @@ def test_audit_malformed_row(cli, tmp_path):
     assert "row 2: stop" in err
 
 
-def test_import_skypilot_writes_a_valid_offers_file(cli, tmp_path):
+def test_import_writes_a_valid_offers_file(cli, tmp_path):
     output = tmp_path / "aws.toml"
-    code, _, err = cli(
+    code, out, err = cli(
         "offers",
-        "import-skypilot",
+        "import",
         str(SKYPILOT_SAMPLE),
         "--provider",
         "aws-imported",
@@ -197,7 +197,8 @@ def test_import_skypilot_writes_a_valid_offers_file(cli, tmp_path):
         str(output),
     )
     assert code == 0, err
-    assert "3 offers imported" in err
+    assert f"wrote {output}: 3 offers of aws-imported" in out.replace("\n", "")
+    assert "placeholder price 700.0" in out
     code, out, _ = cli(
         "offers",
         "--offers",
@@ -294,3 +295,33 @@ def test_plan_merges_offers_files_and_converts_with_fx(cli, tmp_path):
     top = result["plans"][0]["cost"]
     assert top["offer"] == "mine-a"
     assert "note: offer 'mine-a'" in err
+
+
+def test_import_goes_to_the_user_offers_directory(cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUPLAN_DATA_DIR", str(tmp_path))
+    code, out, err = cli("offers", "import", str(SKYPILOT_SAMPLE), "--provider", "aws", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["format"] == "skypilot" and result["imported"] == 3
+    (written,) = result["files"]
+    assert written["path"] == str(tmp_path / "catalog" / "offers" / "skypilot-aws.toml")
+    assert any(finding["field"] == "InstanceType" for finding in result["findings"])
+
+
+def test_import_of_a_file_with_nothing_to_import_fails(cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUPLAN_DATA_DIR", str(tmp_path))
+    path = tmp_path / "vms.csv"
+    path.write_text("InstanceType,AcceleratorName,AcceleratorCount,Price,Region\nm5,,,0.1,r\n")
+    code, out, _ = cli("offers", "import", str(path))
+    assert code == 1
+    assert "nothing written" in out
+    assert not (tmp_path / "catalog").exists()
+
+
+def test_import_bad_row_is_one_line(cli, tmp_path):
+    path = tmp_path / "quotes.csv"
+    path.write_text("provider,gpu,price,currency,per,observed\nA,H100,cheap,USD,gpu,2026-11-01\n")
+    code, _, err = cli("offers", "import", str(path), "--output", str(tmp_path / "o.toml"))
+    assert code == 2
+    assert "row 2, column price" in err
+    assert len(err.strip().splitlines()) == 1

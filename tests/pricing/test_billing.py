@@ -6,8 +6,15 @@ from decimal import Decimal
 
 import pytest
 
+from gpuplan.errors import InputError
+from gpuplan.pricing.currency import default_rates
 from gpuplan.pricing.mix import cheapest_mix
-from gpuplan.pricing.quote import SpotAssumptions, quote
+from gpuplan.pricing.quote import (
+    DEFAULT_INTERRUPTIONS_PER_HOUR,
+    SpotAssumptions,
+    cost_floor_per_second,
+    quote,
+)
 
 from .helpers import offer_from
 
@@ -154,3 +161,56 @@ def test_negative_duration_is_an_input_error():
     offer = offer_from(['mode = "hourly", price = 1, per = "gpu"'])
     with pytest.raises(InputError, match="non-negative"):
         quote(offer, -1)
+
+
+def test_an_offer_of_spot_plans_only_is_priced_at_its_expected_cost():
+    offer = offer_from(['mode = "spot", price = 2, per = "instance", granularity = "1s"'])
+    assumptions = SpotAssumptions(interruptions_per_hour=0.5, restart_overhead_seconds=600)
+    result = quote(offer, 10 * 3600, spot=assumptions)
+    assert result.priced_on_spot
+    assert result.spot is not None and result.spot.fallback_cost is None
+    # 5 interruptions of 10 minutes, each restarting a 1 s billing step: 10 h + 50 min + 2.5 s
+    assert result.total == Decimal(2) * Decimal(10 * 3600 + 5 * 600 + 5 * 0.5) / 3600
+    assert result.summary("USD", default_rates())["spot"]["expected_interruptions"] == 5
+    assert result.to_dict()["spot"]["on_demand_fallback_compute"] is None
+
+
+def test_reclaims_are_per_instance():
+    offer = offer_from(['mode = "spot", price = 1, per = "instance", granularity = "1s"'])
+    assumptions = SpotAssumptions(interruptions_per_hour=0.1, restart_overhead_seconds=0)
+    one = quote(offer, 3600 * 10, instances=1, spot=assumptions).spot
+    four = quote(offer, 3600 * 10, instances=4, spot=assumptions).spot
+    assert one is not None and four is not None
+    assert four.expected_interruptions == pytest.approx(4 * one.expected_interruptions)
+
+
+def test_the_plan_states_its_rate_and_the_default_says_it_is_assumed():
+    stated = offer_from(
+        [
+            'mode = "hourly", price = 4, per = "instance"',
+            'mode = "spot", price = 1, per = "instance", interruptions_per_hour = 0.25, '
+            'interruptions_source = "provider status page"',
+        ]
+    )
+    spot = quote(stated, 8 * 3600).to_dict()["spot"]
+    assert spot["interruptions_per_hour"] == 0.25
+    assert spot["interruptions_source"] == "provider status page"
+    assert spot["expected_interruptions"] == pytest.approx(2)
+    given = quote(stated, 8 * 3600, spot=SpotAssumptions(interruptions_per_hour=1.0)).spot
+    assert given is not None and given.assumptions.rate == 1.0
+    plain = offer_from(['mode = "spot", price = 1, per = "instance"'])
+    assumed = quote(plain, 3600).to_dict()["spot"]
+    assert assumed["interruptions_per_hour"] == DEFAULT_INTERRUPTIONS_PER_HOUR
+    assert assumed["interruptions_source"].startswith("assumed")
+
+
+def test_an_interruption_rate_needs_its_source():
+    with pytest.raises(InputError, match="interruptions_source"):
+        offer_from(['mode = "spot", price = 1, per = "gpu", interruptions_per_hour = 0.1'])
+
+
+def test_the_cost_floor_of_a_spot_offer_is_its_spot_rate():
+    offer = offer_from(['mode = "spot", price = 3.6, per = "instance", granularity = "1s"'])
+    floor = cost_floor_per_second(offer)
+    assert floor == Decimal("3.6") / 3600
+    assert floor * 7200 <= quote(offer, 7200).total

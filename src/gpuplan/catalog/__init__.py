@@ -143,6 +143,26 @@ def _gpu_alias_index() -> dict[str, str]:
     return index
 
 
+CLOUD_NAME_KEYS = ("skypilot_names", "gpuhunt_names")
+"""gpus.toml keys that list the names a cloud catalog sells a GPU under."""
+
+
+@cache
+def gpus_by_cloud_name(key: str) -> dict[str, tuple[str, ...]]:
+    """Catalog GPU ids by the name a cloud catalog uses (``key``: one of
+    :data:`CLOUD_NAME_KEYS`), the name lower-cased, the ids in gpus.toml order. One name may
+    stand for several GPUs (SkyPilot's ``H100`` is sold as the SXM and the PCIe card)."""
+    if key not in CLOUD_NAME_KEYS:
+        raise CatalogError(
+            f"unknown cloud name key {key!r}; accepted: {', '.join(CLOUD_NAME_KEYS)}"
+        )
+    index: dict[str, tuple[str, ...]] = {}
+    for gpu_id, entry in gpu_entries().items():
+        for name in entry.get(key, ()):
+            index[name.lower()] = (*index.get(name.lower(), ()), gpu_id)
+    return index
+
+
 def resolve_gpu_id(name: str) -> str:
     """Map an id or a known alias ("H100 SXM", "A100-80GB", "RTX4090", "910B") to a catalog id."""
     gpu_id = _gpu_alias_index().get(_alias_key(name))
@@ -165,7 +185,8 @@ def gpu_spec_from_entry(gpu_id: str, raw: dict[str, Any]) -> GPUSpec:
     """A ``GPUSpec`` from one gpus.toml entry, already checked against the GPU schema
     (``catalog/schema/gpus.py``): shapes become tuples, payload keys integers."""
     entry = dict(raw)
-    entry["aliases"] = tuple(entry.get("aliases", ()))
+    for key in ("aliases", *CLOUD_NAME_KEYS):
+        entry[key] = tuple(entry.get(key, ()))
     entry["peak_flops"] = {k: float(v) for k, v in entry["peak_flops"].items()}
     entry["achievable_matmul"] = {
         k: float(v) for k, v in entry.get("achievable_matmul", {}).items()

@@ -1,4 +1,4 @@
-"""`gpuplan offers`, `gpuplan offers import-skypilot`, `gpuplan quote`, `gpuplan tco`, `gpuplan audit`."""
+"""`gpuplan offers`, `gpuplan offers import`, `gpuplan quote`, `gpuplan tco`, `gpuplan audit`."""
 
 from __future__ import annotations
 
@@ -297,46 +297,132 @@ def print_schema(
 
 
 @offers_app.command(
-    "import-skypilot", help="Convert a SkyPilot catalog vms.csv into an offers TOML file."
+    "import",
+    help=(
+        "Import a SkyPilot catalog (vms.csv), a gpuhunt catalog (<provider>.csv) or a CSV of "
+        "your own quotes into your offers directory; later commands use those offers."
+    ),
 )
-def import_skypilot(
-    file: Annotated[Path, typer.Argument(help="A SkyPilot vms.csv.", dir_okay=False)],
-    provider: Annotated[
-        str | None, typer.Option("--provider", help="Provider name (default: the CSV's folder).")
+def import_offers(
+    file: Annotated[Path, typer.Argument(help="The CSV to import.", dir_okay=False)],
+    file_format: Annotated[
+        str | None,
+        typer.Option("--format", help="skypilot | gpuhunt | csv (default: told by the header)."),
     ] = None,
     observed: Annotated[
         str | None,
         typer.Option(
             "--observed",
-            help="When the catalog was fetched (YYYY-MM-DD); default: undated<=file date.",
+            help=(
+                "When the catalog was fetched or the quote made (YYYY-MM-DD); default: "
+                "undated<=file date for catalogs, each row's observed column for quotes."
+            ),
+        ),
+    ] = None,
+    provider: Annotated[
+        str | None,
+        typer.Option(
+            "--provider",
+            help="Provider name (default: the SkyPilot CSV's folder, the gpuhunt file's name).",
         ),
     ] = None,
     output: Annotated[
         Path | None,
         typer.Option(
-            "--output", "-o", help="Write the TOML here (default: stdout).", dir_okay=False
+            "--output",
+            "-o",
+            help="Write the offers file here instead of your offers directory.",
+            dir_okay=False,
         ),
     ] = None,
     force: ForceOption = False,
+    json_output: JsonOption = False,
 ) -> None:
-    from gpuplan.cli.output import error_console
     from gpuplan.errors import InputError
-    from gpuplan.pricing.skypilot import import_vms_csv, offers_to_toml
+    from gpuplan.pricing.offers_import import FORMAT_LABELS, import_file, write_import
 
     if output is not None and output.resolve() == file.resolve():
         raise InputError("--output must not be the input file")
-    result = import_vms_csv(file, provider=provider, observed=observed)
-    name = provider or (result.offers[0].provider if result.offers else "skypilot")
-    text = offers_to_toml(result.offers, name)
-    for finding in result.findings:
-        error_console.print(str(finding), highlight=False, markup=False)
-    error_console.print(f"{len(result.offers)} offers imported", highlight=False)
-    if output is None:
-        print(text, end="")
-    else:
-        from gpuplan.writing import write_atomically
+    chosen, result = import_file(file, file_format, provider, observed)
+    written = (
+        write_import(result, chosen, file, output, overwrite=force or output is None)
+        if result.offers
+        else []
+    )
+    if json_output:
+        from gpuplan.cli.output import print_json
 
-        write_atomically(output, text, overwrite=force)
+        print_json(
+            {
+                "format": chosen,
+                "rows": result.rows,
+                "rows_without_gpu": result.rows_without_gpu,
+                "imported": len(result.offers),
+                "files": [
+                    {
+                        "path": str(item.path),
+                        "provider": item.provider,
+                        "replaced": item.replaced,
+                        "offers": [offer.id for offer in item.offers],
+                    }
+                    for item in written
+                ],
+                "findings": [finding.to_dict() for finding in result.findings],
+            }
+        )
+    else:
+        _print_import(file, FORMAT_LABELS[chosen], result, written)
+    if not result.offers:
+        raise typer.Exit(1)
+
+
+IMPORT_LISTED = 20
+"""Imported offers listed one per line; the rest are counted."""
+
+
+def _print_import(file: Path, label: str, result: Any, written: list[Any]) -> None:
+    """What was imported, into which file, and what was skipped, one line per reason."""
+    from gpuplan.cli.output import console
+
+    for item in written:
+        verb = "replaced" if item.replaced else "wrote"
+        count = f"{len(item.offers)} offer{'s' if len(item.offers) != 1 else ''}"
+        console.print(
+            f"{verb} {item.path}: {count} of {item.provider} from {file.name} ({label})",
+            highlight=False,
+            soft_wrap=True,
+        )
+        for offer in item.offers[:IMPORT_LISTED]:
+            plans = ", ".join(
+                f"{plan.mode} {plan.price} {plan.currency}/{plan.per}" for plan in offer.plans
+            )
+            console.print(
+                f"  {offer.id}: {offer.gpus} x {offer.gpu}; {plans}",
+                highlight=False,
+                soft_wrap=True,
+            )
+        if len(item.offers) > IMPORT_LISTED:
+            console.print(
+                f"  ... and {len(item.offers) - IMPORT_LISTED} more",
+                highlight=False,
+                soft_wrap=True,
+            )
+    reasons: dict[tuple[str, str, str], list[str]] = {}
+    for finding in result.findings:
+        reasons.setdefault((finding.level, finding.field, finding.message), []).append(
+            finding.offer
+        )
+    for (level, column, message), labels in reasons.items():
+        where = ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")
+        console.print(f"{level}: {column}: {message} ({where})", highlight=False, soft_wrap=True)
+    if result.rows_without_gpu:
+        console.print(
+            f"skipped {result.rows_without_gpu} rows without a GPU", highlight=False, soft_wrap=True
+        )
+    if not result.offers:
+        console.print(
+            f"no offers imported from {file.name}; nothing written", highlight=False, soft_wrap=True
+        )
 
 
 # --- quote ----------------------------------------------------------------------------------
@@ -382,19 +468,28 @@ def quote_command(
         int, typer.Option("--public-ips", help="Public IPs per instance.", min=0)
     ] = 1,
     interruptions_per_hour: Annotated[
-        float,
+        float | None,
         typer.Option(
             "--interruptions-per-hour",
-            help="Spot interruption rate (assumed: one a day).",
+            help=(
+                "Spot reclaims per instance-hour (default: the offer's stated rate, else "
+                "assumed one a day)."
+            ),
             min=0,
             max=3600,
             callback=finite,
         ),
-    ] = 1 / 24,
+    ] = None,
     restart_overhead: Annotated[
-        str,
-        typer.Option("--restart-overhead", help="Work lost per spot interruption (assumed: 30m)."),
-    ] = "30m",
+        str | None,
+        typer.Option(
+            "--restart-overhead",
+            help=(
+                "Time lost per spot interruption (default: the reliability model's with a "
+                "scenario, else assumed 30m)."
+            ),
+        ),
+    ] = None,
     tax_rate: Annotated[
         float | None,
         typer.Option(
@@ -413,6 +508,7 @@ def quote_command(
     force: ForceOption = False,
     output_format: FormatOption = "table",
 ) -> None:
+    from dataclasses import replace
     from decimal import Decimal
 
     from gpuplan.errors import InputError
@@ -426,16 +522,40 @@ def quote_command(
         rates.rate(currency)
     chosen = _book(offers_file, discount, rates).get(offer)
     token_count = float(parse_tokens(tokens)) if tokens is not None else None
-    restart_seconds = parse_duration(restart_overhead)
     predicted: dict[str, Any] = {}
+    spot = SpotAssumptions(
+        interruptions_per_hour,
+        interruptions_source="--interruptions-per-hour"
+        if interruptions_per_hour is not None
+        else "",
+    )
     if scenario is not None:
         predicted = _predicted_job(scenario, chosen)
         token_count = token_count or predicted["tokens"]
         tokens_per_second = tokens_per_second or predicted["tokens_per_second"]
         count = max(count, predicted["instances"])
-        restart_seconds = predicted["restart_seconds"]
+        from gpuplan.search.spot import spot_assumptions
+
+        spot = (
+            spot_assumptions(
+                predicted["scenario"],
+                chosen,
+                count * chosen.gpus,
+                predicted["goodput"],
+                predicted["startup_seconds"],
+                predicted["seconds"],
+                given=spot,
+            )
+            or spot
+        )
         if duration is None:
             duration = f"{predicted['seconds']}s"
+    if restart_overhead is not None:
+        spot = replace(
+            spot,
+            restart_overhead_seconds=parse_duration(restart_overhead),
+            restart_overhead_source="--restart-overhead",
+        )
     if duration is not None:
         if duration.strip().startswith("-"):
             raise InputError(f"--duration must not be negative, got {duration!r}")
@@ -458,7 +578,7 @@ def quote_command(
         usage=usage,
         tokens=token_count,
         tokens_per_second=tokens_per_second,
-        spot=SpotAssumptions(interruptions_per_hour, restart_seconds),
+        spot=spot,
         tax_rate=Decimal(repr(tax_rate)) if tax_rate is not None else None,
         rates=rates,
     ).to_dict(currency, rates)
@@ -485,11 +605,11 @@ def quote_command(
 
 def _predicted_job(scenario: Path, offer: Any) -> dict[str, Any]:
     """Duration, tokens, throughput and instance count the models predict for a scenario run on
-    ``offer``'s GPU, and whether it fits there (else ``does_not_fit`` says by how much); spot
-    restarts lose the reliability model's restart time."""
+    ``offer``'s GPU, whether it fits there (else ``does_not_fit`` says by how much), and the
+    parsed scenario, goodput and start-up that spot prices need (``search.spot``)."""
     from gpuplan.api import estimate
     from gpuplan.errors import InputError
-    from gpuplan.scenario import read_scenario_file
+    from gpuplan.scenario import parse_scenario, read_scenario_file
     from gpuplan.units import format_bytes
 
     data = read_scenario_file(scenario)
@@ -514,12 +634,14 @@ def _predicted_job(scenario: Path, offer: Any) -> dict[str, Any]:
         "tokens_per_second": result["throughput"]["tokens_per_second"]
         * result["reliability"]["goodput"],
         "instances": -(-result["hardware"]["count"] // offer.gpus),
-        "restart_seconds": result["reliability"]["restart_seconds"],
         "fits": memory["fits"],
         "does_not_fit": (
             f"the scenario does not fit on {offer.gpu}: {format_bytes(memory['peak_bytes'])} "
             f"per GPU against {format_bytes(usable)} usable"
         ),
+        "goodput": result["reliability"]["goodput"],
+        "startup_seconds": result["duration"]["startup_seconds"],
+        "scenario": parse_scenario(data),
     }
 
 
@@ -599,8 +721,10 @@ def _print_quote(result: dict[str, Any]) -> None:
     if spot:
         console.print(
             f"Spot: expected {_money(spot['expected_compute'], currency)} "
-            f"({spot['expected_interruptions']:.1f} interruptions at {spot['interruptions_per_hour']:.3g}/h, "
-            f"{format_duration(spot['restart_overhead_seconds'])} lost each) versus on-demand "
+            f"({spot['expected_interruptions']:.1f} interruptions at "
+            f"{spot['interruptions_per_hour']:.3g}/h per instance, {spot['interruptions_source']}; "
+            f"{format_duration(spot['restart_overhead_seconds'])} lost each, "
+            f"{spot['restart_overhead_source']}) versus on-demand "
             f"{_money(spot['on_demand_fallback_compute'], currency)}"
         )
     if "exchange_rate" in result:

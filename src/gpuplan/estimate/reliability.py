@@ -210,6 +210,20 @@ def goodput(
     )
 
 
+def lost_seconds_per_interruption(
+    restart_seconds: ArrayLike, interval_seconds: ArrayLike, checkpoint_seconds: ArrayLike
+) -> FloatArray:
+    """Wall-clock seconds one interruption costs a job, on average: the restart ``R``
+    (rescheduling, start-up, reading the checkpoint back) plus half a checkpoint segment of
+    lost work, ``(τ + C) / 2``, the per-failure term of :func:`expected_wall_seconds` to first
+    order. A spot reclaim costs the same, at the interval chosen for hardware failures."""
+    return (
+        np.asarray(restart_seconds, dtype=float)
+        + (np.asarray(interval_seconds, dtype=float) + np.asarray(checkpoint_seconds, dtype=float))
+        / 2.0
+    )
+
+
 @dataclass(frozen=True)
 class ReliabilityEstimate:
     """Checkpointing and failures for one job on ``num_gpus`` GPUs; times in seconds."""
@@ -222,6 +236,13 @@ class ReliabilityEstimate:
     interval_seconds: FloatArray
     goodput: FloatArray
 
+    @property
+    def lost_seconds_per_interruption(self) -> FloatArray:
+        """:func:`lost_seconds_per_interruption` of this estimate."""
+        return lost_seconds_per_interruption(
+            self.restart_seconds, self.interval_seconds, self.checkpoint_stall_seconds
+        )
+
 
 def estimate_reliability(
     job: TrainingJob,
@@ -233,11 +254,18 @@ def estimate_reliability(
     host_copy_bandwidth: ArrayLike = DEFAULT_HOST_COPY_BANDWIDTH,
     restart_seconds: ArrayLike = DEFAULT_RESTART_SECONDS,
     interval_seconds: ArrayLike | None = None,
+    reclaims_per_hour: ArrayLike = 0.0,
 ) -> ReliabilityEstimate:
     """Checkpoint size and stall, failure rate, Daly's interval (unless ``interval_seconds`` is
     given; asynchronous writes must finish before the next checkpoint, so the interval is at least
     one write) and the goodput. A restart costs ``restart_seconds`` plus reading the checkpoint back
-    at ``storage_read_bandwidth``."""
+    at ``storage_read_bandwidth``.
+
+    ``reclaims_per_hour`` are interruptions of the whole job besides hardware failures (spot
+    capacity taken back): Daly's interval is then chosen for both together, mean time between
+    interruptions ``1 / (1/M + reclaims)``, while the goodput counts hardware failures only;
+    what the reclaims cost is priced with the spot plan (``pricing.quote``), each losing
+    :attr:`ReliabilityEstimate.lost_seconds_per_interruption`."""
     size = checkpoint_bytes(job)
     stall = checkpoint_stall_seconds(
         size, num_gpus, asynchronous, storage_write_bandwidth, host_copy_bandwidth
@@ -248,7 +276,8 @@ def estimate_reliability(
     )
     write = checkpoint_write_seconds(size, storage_write_bandwidth)
     if interval_seconds is None:
-        interval = daly_interval(stall, mtbf)
+        reclaims = np.asarray(reclaims_per_hour, dtype=float) / 3600.0
+        interval = daly_interval(stall, mtbf / (1.0 + mtbf * reclaims))
     else:
         interval = np.asarray(interval_seconds, dtype=float)
     if asynchronous:

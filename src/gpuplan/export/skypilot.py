@@ -18,25 +18,6 @@ from typing import Any
 from gpuplan.export.layout import ExportedFile, ExportError, ExportLayout, comment_block
 from gpuplan.export.yaml_text import yaml_document
 
-ACCELERATORS = {
-    "a100-sxm-40gb": "A100",
-    "a100-sxm-80gb": "A100-80GB",
-    "h100-sxm-80gb": "H100",
-    "h200-sxm-141gb": "H200",
-    "b200-sxm-180gb": "B200",
-    "gb200-186gb": "GB200",
-    "l4-24gb": "L4",
-    "l40s-48gb": "L40S",
-    "a10g-24gb": "A10G",
-    "v100-sxm-32gb": "V100-32GB",
-    "rtx-3090-24gb": "RTX3090",
-    "rtx-4090-24gb": "RTX4090",
-    "rtx-5090-32gb": "RTX5090",
-    "rtx-a6000-48gb": "RTXA6000",
-    "mi300x-192gb": "MI300X",
-}
-"""Catalog GPU ids to SkyPilot accelerator names (``sky show-gpus``); the inverse of
-``gpuplan.pricing.skypilot.SKYPILOT_ACCELERATORS`` on its preferred names."""
 CLOUDS = {
     "aws": "aws",
     "gcp": "gcp",
@@ -93,12 +74,17 @@ def _training(layout: ExportLayout) -> tuple[ExportedFile, str, str]:
 
 
 def render_skypilot(layout: ExportLayout) -> ExportedFile:
-    accelerator = ACCELERATORS.get(layout.gpu.id)
-    if accelerator is None:
+    """The task; ``resources.accelerators`` is the GPU's first SkyPilot name (gpus.toml
+    ``skypilot_names``)."""
+    if not layout.gpu.skypilot_names:
+        from gpuplan.catalog import all_gpus
+
+        named = [gpu.id for gpu in all_gpus() if gpu.skypilot_names]
         raise ExportError(
             f"gpu: SkyPilot has no accelerator name for {layout.gpu.id}; "
-            f"accepted: {', '.join(ACCELERATORS)}; use the megatron or torchtitan export"
+            f"accepted: {', '.join(named)}; use the megatron or torchtitan export"
         )
+    accelerator = layout.gpu.skypilot_names[0]
     training, install, start = _training(layout)
     notes = [f"runs the {training.filename} that setup writes on every node", *training.notes]
     resources: dict[str, Any] = {"accelerators": f"{accelerator}:{layout.gpus_per_node}"}

@@ -92,6 +92,11 @@ class GPUSpec:
     purchase_price_observed: str | None = None
     purchase_price_source: str | None = None
     vendor_datasheet: bool = True
+    skypilot_names: tuple[str, ...] = ()
+    """SkyPilot accelerator names (``AcceleratorName`` in its catalogs, ``sky show-gpus``) under
+    which clouds sell this GPU; the first is the one a SkyPilot export asks for."""
+    gpuhunt_names: tuple[str, ...] = ()
+    """dstack gpuhunt ``gpu_name`` values under which its catalogs list this GPU."""
     notes: str = ""
     provenance: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
@@ -203,6 +208,8 @@ class GPUSpec:
             "purchase_price_observed": self.purchase_price_observed,
             "purchase_price_source": self.purchase_price_source,
             "vendor_datasheet": self.vendor_datasheet,
+            "skypilot_names": list(self.skypilot_names),
+            "gpuhunt_names": list(self.gpuhunt_names),
             "source": self.source,
             "observed": self.observed,
             "provenance": {k: dict(v) for k, v in self.provenance.items()},

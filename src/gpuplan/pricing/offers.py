@@ -276,9 +276,9 @@ class PricePlan:
             "minimum_seconds": self.minimum_seconds,
             "term_seconds": self.term_seconds,
             "upfront_share": self.upfront_share,
-            "per_gpu_hour": self.per_gpu_hour(gpus),
             "interruptions_per_hour": self.interruptions_per_hour,
             "interruptions_source": self.interruptions_source,
+            "per_gpu_hour": self.per_gpu_hour(gpus),
             "notes": self.notes,
             **self.provenance.to_dict(),
         }
@@ -542,6 +542,8 @@ def _parse_plan(table: PricePlanTable, currency: str, where: str) -> PricePlan:
         for key in ("interruptions_per_hour", "interruptions_source"):
             if _given(getattr(table, key)) is not None:
                 raise OfferError(f"{where}.{key}: only a spot plan is interrupted")
+    if interruptions is not None and not _given(table.interruptions_source):
+        raise OfferError(f"{where}: interruptions_per_hour needs an interruptions_source")
     upfront = _given(table.upfront_share)
     return PricePlan(
         name=table.name or mode,

@@ -10,13 +10,18 @@ knows nothing about models: the speed model supplies the duration later.
    factor has already scaled the plan prices (``OfferBook.build``).
 3. Fees (:mod:`gpuplan.pricing.fees`): storage while running and while stopped, egress tiers,
    public IPs, shares (support, licences), then tax. ``hidden_fee_share = fees / total``.
-4. Spot, when the offer has it, as an expected cost beside the on-demand fallback. With ``λ``
-   interruptions per hour and ``h`` seconds lost per interruption (restart, reload, recompute
-   since the last checkpoint), a job of ``D`` seconds runs ``E = D (1 + λ h / 3600)`` seconds in
-   ``n = λ D / 3600`` interruptions; each new run wastes half a billing step on average, so
-   ``expected cost = price/s x (E + n g / 2) x instances`` (pricing-and-catalogs.md §9.3).
-   The defaults (one interruption a day, 30 minutes lost each) are assumptions, not
-   measurements: pass the reliability model's figures when it has them.
+4. Spot, when the offer has it, as an expected cost beside the on-demand fallback; an offer left
+   with spot plans only (``--billing spot``) is priced at that expected cost. Each instance is
+   reclaimed at ``λ`` per hour, independently, and one reclaim stops a synchronous job, which
+   loses ``h`` seconds (restart, reload, recompute since the last checkpoint) on every instance.
+   ``N`` instances running ``D`` seconds (the quoted duration times ``run_stretch``, the extra
+   checkpoints of a job that expects reclaims) see ``n = λ N D / 3600`` interruptions and run
+   ``E = D + n h`` seconds; each replacement instance wastes half a billing step on average, so
+   ``expected cost = price/s x (N E + n g / 2)`` (pricing-and-catalogs.md §9.3). ``λ`` is the
+   spot plan's own rate where its offer states one (``interruptions_per_hour`` with
+   ``interruptions_source``), else :data:`DEFAULT_INTERRUPTIONS_PER_HOUR`; ``h`` is
+   :data:`DEFAULT_RESTART_OVERHEAD_SECONDS` unless the caller passes the reliability model's
+   figure for a known job (``search.spot.spot_assumptions``), as plans and scenario quotes do.
 5. Normalization: total per GPU-hour, per job, and per million trained tokens
    (``total / tokens x 10^6``, tokens given or ``throughput x duration``).
 
@@ -28,7 +33,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
@@ -41,9 +46,20 @@ from gpuplan.pricing.provenance import Provenance
 from gpuplan.units import SECONDS_PER_HOUR
 
 DEFAULT_INTERRUPTIONS_PER_HOUR = 1 / 24
-"""Assumed spot interruption rate: one a day. An input, not a measurement."""
+"""Assumed spot reclaim rate: once a day per instance. An assumption, not a measurement: no
+provider publishes a rate per GPU offer (AWS's Spot Instance Advisor gives only a band of the
+share of instances reclaimed in a month); give an offer's own figure as its spot plan's
+``interruptions_per_hour`` with ``interruptions_source``."""
+DEFAULT_INTERRUPTIONS_SOURCE = "assumed: one reclaim a day per instance (the offer states no rate)"
 DEFAULT_RESTART_OVERHEAD_SECONDS = 1800.0
-"""Assumed work lost per spot interruption: 30 minutes (re-provision, reload, recompute)."""
+"""Assumed work lost per spot interruption: 30 minutes (re-provision, reload, recompute), where
+no job is known to the reliability model."""
+DEFAULT_RESTART_SOURCE = "assumed: 30 minutes lost per interruption (no job to model)"
+RELIABILITY_LOSS_SOURCE = (
+    "reliability model: restart plus half a checkpoint interval chosen for failures and reclaims"
+)
+"""Where the time lost per interruption comes from when the job is known
+(``estimate.reliability.lost_seconds_per_interruption``)."""
 
 
 class QuoteError(InputError):
@@ -52,18 +68,52 @@ class QuoteError(InputError):
 
 @dataclass(frozen=True)
 class SpotAssumptions:
-    """How often spot capacity is reclaimed and what each reclaim costs in lost time."""
+    """How often spot capacity is reclaimed (per instance-hour) and what each reclaim costs the
+    job in lost time, each with where it comes from. ``interruptions_per_hour = None`` takes the
+    spot plan's own rate, else the default (:meth:`for_plan`)."""
 
-    interruptions_per_hour: float = DEFAULT_INTERRUPTIONS_PER_HOUR
+    interruptions_per_hour: float | None = None
     restart_overhead_seconds: float = DEFAULT_RESTART_OVERHEAD_SECONDS
+    interruptions_source: str = ""
+    restart_overhead_source: str = DEFAULT_RESTART_SOURCE
+    run_stretch: float = 1.0
+    """How much longer the uninterrupted run is at the checkpoint interval a spot job uses
+    (more checkpoints, ``search.spot``): the quoted duration times this is ``D``."""
 
     def __post_init__(self) -> None:
-        if not (math.isfinite(self.interruptions_per_hour) and self.interruptions_per_hour >= 0):
+        rate = self.interruptions_per_hour
+        if rate is not None and not (math.isfinite(rate) and rate >= 0):
             raise QuoteError("interruption rate must be a non-negative number per hour")
         if not (
             math.isfinite(self.restart_overhead_seconds) and self.restart_overhead_seconds >= 0
         ):
             raise QuoteError("restart overhead must be a non-negative duration")
+        if not (math.isfinite(self.run_stretch) and self.run_stretch >= 1):
+            raise QuoteError("a spot run cannot be shorter than the uninterrupted one")
+
+    def for_plan(self, plan: PricePlan) -> SpotAssumptions:
+        """The assumptions for one spot plan: a rate given here, else the plan's, else
+        :data:`DEFAULT_INTERRUPTIONS_PER_HOUR`; each with its source."""
+        if self.interruptions_per_hour is not None:
+            return replace(self, interruptions_source=self.interruptions_source or "given")
+        if plan.interruptions_per_hour is not None:
+            return replace(
+                self,
+                interruptions_per_hour=plan.interruptions_per_hour,
+                interruptions_source=plan.interruptions_source,
+            )
+        return replace(
+            self,
+            interruptions_per_hour=DEFAULT_INTERRUPTIONS_PER_HOUR,
+            interruptions_source=DEFAULT_INTERRUPTIONS_SOURCE,
+        )
+
+    @property
+    def rate(self) -> float:
+        """The rate per instance-hour (the default where none is set)."""
+        if self.interruptions_per_hour is None:
+            return DEFAULT_INTERRUPTIONS_PER_HOUR
+        return self.interruptions_per_hour
 
 
 @dataclass(frozen=True)
@@ -106,24 +156,31 @@ class SpotEstimate:
     expected_seconds: float
     expected_interruptions: float
     expected_cost: Decimal
-    fallback_cost: Decimal
+    fallback_cost: Decimal | None
+    """The on-demand cost of the same run; ``None`` for an offer priced on spot alone."""
     discount_vs_on_demand: bool
 
     def to_dict(self, rates: ExchangeRates, source_currency: str, currency: str) -> dict[str, Any]:
         expected = rates.convert(self.expected_cost, source_currency, currency)
-        fallback = rates.convert(self.fallback_cost, source_currency, currency)
+        fallback = (
+            rates.convert(self.fallback_cost, source_currency, currency)
+            if self.fallback_cost is not None
+            else None
+        )
         return {
             "plan": self.plan.name,
             "price": self.plan.price,
             "per": self.plan.per,
-            "interruptions_per_hour": self.assumptions.interruptions_per_hour,
+            "interruptions_per_hour": self.assumptions.rate,
+            "interruptions_source": self.assumptions.interruptions_source,
             "restart_overhead_seconds": self.assumptions.restart_overhead_seconds,
+            "restart_overhead_source": self.assumptions.restart_overhead_source,
             "expected_seconds": self.expected_seconds,
             "expected_interruptions": self.expected_interruptions,
             "expected_compute": expected,
             "on_demand_fallback_compute": fallback,
-            "saving": fallback - expected,
-            "cheaper_than_on_demand": expected < fallback,
+            "saving": fallback - expected if fallback is not None else None,
+            "cheaper_than_on_demand": expected < fallback if fallback is not None else None,
             "spot_discount_listed": self.discount_vs_on_demand,
             "currency": currency,
             **self.plan.provenance.to_dict(),
@@ -137,10 +194,12 @@ def spot_expected_cost(
     instances: int,
     assumptions: SpotAssumptions,
 ) -> tuple[Decimal, float, float]:
-    """``(expected cost, expected seconds, expected interruptions)``: see the module docstring."""
-    interruptions = assumptions.interruptions_per_hour * duration_seconds / SECONDS_PER_HOUR
-    expected_seconds = duration_seconds + interruptions * assumptions.restart_overhead_seconds
-    billed = expected_seconds + interruptions * plan.granularity_seconds / 2
+    """``(expected cost, expected seconds, expected interruptions)`` of ``instances`` instances:
+    see the module docstring (``assumptions.rate`` is per instance-hour)."""
+    run = duration_seconds * assumptions.run_stretch
+    interruptions = assumptions.rate * instances * run / SECONDS_PER_HOUR
+    expected_seconds = run + interruptions * assumptions.restart_overhead_seconds
+    billed = expected_seconds + interruptions / instances * plan.granularity_seconds / 2
     if duration_seconds > 0:
         billed = max(billed, float(plan.minimum_seconds))
     per_second = plan.instance_price(gpus) / plan.price_period_seconds
@@ -178,6 +237,11 @@ class Quote:
         return self.compute + self.fees
 
     @property
+    def priced_on_spot(self) -> bool:
+        """Whether the total is the expected spot cost (an offer left with spot plans only)."""
+        return self.mix.metered_plan is not None and self.mix.metered_plan.kind == "spot"
+
+    @property
     def gpu_hours(self) -> float:
         return self.offer.gpus * self.instances * self.duration_seconds / SECONDS_PER_HOUR
 
@@ -199,6 +263,9 @@ class Quote:
             if self.tokens
             else None,
             "billing_mix_description": self.mix.describe(),
+            "spot": self.spot.to_dict(rates, source, currency)
+            if self.spot is not None and self.priced_on_spot
+            else None,
             "warnings": list(self.warnings),
         }
 
@@ -283,6 +350,29 @@ class Quote:
         return result
 
 
+def _mix_lines(mix: BillingMix, gpus: int, instances: int) -> list[ComputeLine]:
+    """The compute lines of a billing mix: its package blocks, then its metered tail."""
+    lines = [
+        ComputeLine(
+            plan,
+            count,
+            float(count * (plan.term_seconds or 0)),
+            plan.block_cost(gpus) * count * instances,
+        )
+        for plan, count in mix.blocks
+    ]
+    if mix.metered_plan is not None and mix.metered_seconds > 0:
+        lines.append(
+            ComputeLine(
+                mix.metered_plan,
+                1,
+                mix.metered_seconds,
+                mix.metered_plan.run_cost(mix.metered_seconds, gpus) * instances,
+            )
+        )
+    return lines
+
+
 def _discount_lines(
     offer: Offer, compute_lines: list[ComputeLine], duration_seconds: float
 ) -> tuple[list[tuple[str, Decimal, dict[str, Any]]], list[str]]:
@@ -329,8 +419,10 @@ def quote(
 
     ``usage`` gives storage, idle time, egress and public IPs (``running_seconds`` and
     ``instances`` are filled in here). ``tokens`` or ``tokens_per_second`` (the whole job's
-    throughput) give the cost per million trained tokens. ``itemized = False`` leaves out what
-    the total does not need (each plan alone, the spot estimate), for ranking many quotes.
+    throughput) give the cost per million trained tokens. ``spot`` sets the interruption rate
+    and the time each interruption loses (module docstring, step 4); an offer of spot plans only
+    is priced at its expected spot cost. ``itemized = False`` leaves out what the total does not
+    need (each plan alone, the spot estimate beside on-demand), for ranking many quotes.
     """
     if not math.isfinite(duration_seconds) or duration_seconds < 0:
         raise QuoteError(
@@ -340,25 +432,26 @@ def quote(
         raise QuoteError(f"the number of instances must be at least 1, got {instances}")
     rates = rates or default_rates()
     warnings: list[str] = []
-    mix = cheapest_mix(offer.plans, duration_seconds, offer.gpus)
-    compute_lines = [
-        ComputeLine(
-            plan,
-            count,
-            float(count * (plan.term_seconds or 0)),
-            plan.block_cost(offer.gpus) * count * instances,
+    assumptions = spot or SpotAssumptions()
+    spot_plans = offer.plans_of_kind("spot")
+    spot_estimate = None
+    if spot_plans and len(spot_plans) == len(offer.plans):
+        spot_estimate = _spot_estimate(offer, duration_seconds, instances, assumptions)
+        mix = BillingMix(
+            (),
+            spot_estimate.plan,
+            spot_estimate.expected_seconds,
+            spot_estimate.expected_cost / instances,
+            duration_seconds,
         )
-        for plan, count in mix.blocks
-    ]
-    if mix.metered_plan is not None and mix.metered_seconds > 0:
-        compute_lines.append(
+        compute_lines = [
             ComputeLine(
-                mix.metered_plan,
-                1,
-                mix.metered_seconds,
-                mix.metered_plan.run_cost(mix.metered_seconds, offer.gpus) * instances,
+                spot_estimate.plan, 1, spot_estimate.expected_seconds, spot_estimate.expected_cost
             )
-        )
+        ]
+    else:
+        mix = cheapest_mix(offer.plans, duration_seconds, offer.gpus)
+        compute_lines = _mix_lines(mix, offer.gpus, instances)
     discount_lines, discount_warnings = _discount_lines(offer, compute_lines, duration_seconds)
     warnings.extend(discount_warnings)
     compute = sum((line.amount for line in compute_lines), Decimal(0)) + sum(
@@ -404,29 +497,14 @@ def quote(
         for plan in offer.plans
         if plan.kind != "spot" and itemized
     )
-    spot_estimate = None
-    spot_plans = offer.plans_of_kind("spot") if itemized else []
-    if spot_plans:
-        assumptions = spot or SpotAssumptions()
-        spot_plan = min(spot_plans, key=lambda plan: plan.per_gpu_hour(offer.gpus))
-        expected, expected_seconds, interruptions = spot_expected_cost(
-            spot_plan, duration_seconds, offer.gpus, instances, assumptions
+    if spot_plans and spot_estimate is None and itemized:
+        estimate = _spot_estimate(offer, duration_seconds, instances, assumptions)
+        fallback = mix.cost * instances + sum(
+            (amount for _, amount, _ in discount_lines), Decimal(0)
         )
-        metered = offer.plans_of_kind("metered")
-        listed_discount = not metered or spot_plan.per_gpu_hour(offer.gpus) < min(
-            plan.per_gpu_hour(offer.gpus) for plan in metered
-        )
-        if not listed_discount:
+        spot_estimate = replace(estimate, fallback_cost=fallback)
+        if not estimate.discount_vs_on_demand:
             warnings.append("spot price is not below on-demand: treat as no spot offer")
-        spot_estimate = SpotEstimate(
-            spot_plan,
-            assumptions,
-            expected_seconds,
-            interruptions,
-            expected,
-            mix.cost * instances + sum((amount for _, amount, _ in discount_lines), Decimal(0)),
-            listed_discount,
-        )
 
     trained_tokens = tokens
     if trained_tokens is None and tokens_per_second is not None:
@@ -453,18 +531,41 @@ def quote(
     )
 
 
+def cheapest_spot_plan(offer: Offer) -> PricePlan | None:
+    """The spot plan a quote prices: the offer's cheapest per GPU-hour (``None``: no spot)."""
+    plans = offer.plans_of_kind("spot")
+    return min(plans, key=lambda plan: plan.per_gpu_hour(offer.gpus)) if plans else None
+
+
+def _spot_estimate(
+    offer: Offer, duration_seconds: float, instances: int, assumptions: SpotAssumptions
+) -> SpotEstimate:
+    """The cheapest spot plan's expected cost, under that plan's assumptions (no fallback)."""
+    spot_plan = cheapest_spot_plan(offer)
+    assert spot_plan is not None
+    resolved = assumptions.for_plan(spot_plan)
+    expected, expected_seconds, interruptions = spot_expected_cost(
+        spot_plan, duration_seconds, offer.gpus, instances, resolved
+    )
+    metered = offer.plans_of_kind("metered")
+    listed_discount = not metered or spot_plan.per_gpu_hour(offer.gpus) < min(
+        plan.per_gpu_hour(offer.gpus) for plan in metered
+    )
+    return SpotEstimate(
+        spot_plan, resolved, expected_seconds, interruptions, expected, None, listed_discount
+    )
+
+
 def cost_floor_per_second(offer: Offer) -> Decimal | None:
     """A lower bound on what one instance of ``offer`` costs per second of any run, in the
     offer's currency: the lowest ``instance price / price period`` of its non-spot plans (a
     package of term ``T`` costs ``price x ceil(d / T) >= price x d / T`` over ``d`` seconds; a
     metered plan's minimum and granularity only add), times ``1 - s`` for the largest
-    automatic discount share ``s``. Fees are never negative. ``None`` when the offer has no
-    plan the billing mix can use (spot only)."""
-    rates = [
-        plan.instance_price(offer.gpus) / plan.price_period_seconds
-        for plan in offer.plans
-        if plan.kind != "spot"
-    ]
+    automatic discount share ``s``. Fees are never negative. An offer of spot plans only is
+    priced at its expected spot cost, which is at least ``price / period`` per second of the
+    uninterrupted run, so its spot plans give the floor. ``None`` for an offer without plans."""
+    priced = [plan for plan in offer.plans if plan.kind != "spot"] or list(offer.plans)
+    rates = [plan.instance_price(offer.gpus) / plan.price_period_seconds for plan in priced]
     if not rates:
         return None
     shares = [d.share for d in offer.discounts if d.automatic and d.share is not None]

@@ -55,8 +55,12 @@ def billing_section(quote: Mapping[str, Any], lang: str) -> Section:
                     expected=format_money(spot["expected_compute"], currency, lang),
                     interruptions=f"{spot['expected_interruptions']:.1f}",
                     rate=f"{spot['interruptions_per_hour']:.3g}",
+                    rate_source=spot["interruptions_source"],
                     lost=_duration(spot["restart_overhead_seconds"]),
-                    fallback=format_money(spot["on_demand_fallback_compute"], currency, lang),
+                    lost_source=spot["restart_overhead_source"],
+                    fallback=format_money(spot["on_demand_fallback_compute"], currency, lang)
+                    if spot["on_demand_fallback_compute"] is not None
+                    else "-",
                 )
             )
         )

@@ -46,6 +46,12 @@ def cost_floor(
     return per_second * (count // offer.gpus) * float(evaluated.duration_seconds[index])
 
 
+def run_seconds(row: dict[str, Any]) -> float:
+    """How long a row's run is expected to take: its modelled duration, plus the time spot
+    interruptions lose where the row is priced on spot."""
+    return float(row["duration"].get("expected_seconds", row["duration"]["seconds"]))
+
+
 def select_rows(
     candidates: Sequence[PlanCandidate],
     request: PlanRequest,
@@ -78,8 +84,8 @@ def select_rows(
         if within_limits(row, request):
             cost = float(row["cost"]["total"]) if row["cost"] else math.inf
             kept.append(row)
-            bisect.insort(cost_then_duration, (cost, row["duration"]["seconds"]))
-            bisect.insort(durations, row["duration"]["seconds"])
+            bisect.insort(cost_then_duration, (cost, run_seconds(row)))
+            bisect.insort(durations, run_seconds(row))
 
     cheapest_needed = request.limit if request.objective != "time" else 1
     for position, candidate in enumerate(by_floor):
@@ -108,10 +114,7 @@ def select_rows(
 
 
 def within_limits(row: dict[str, Any], request: PlanRequest) -> bool:
-    if (
-        request.deadline_seconds is not None
-        and row["duration"]["seconds"] > request.deadline_seconds
-    ):
+    if request.deadline_seconds is not None and run_seconds(row) > request.deadline_seconds:
         return False
     if request.budget is not None:
         if row["cost"] is None:
@@ -124,20 +127,20 @@ def within_limits(row: dict[str, Any], request: PlanRequest) -> bool:
 def sort_key(row: dict[str, Any], objective: str) -> tuple[float, float, float]:
     cost = float(row["cost"]["total"]) if row["cost"] else math.inf
     if objective == "time":
-        return (row["duration"]["seconds"], cost, row["gpu_hours"])
-    return (cost, row["gpu_hours"], row["duration"]["seconds"])
+        return (run_seconds(row), cost, row["gpu_hours"])
+    return (cost, row["gpu_hours"], run_seconds(row))
 
 
 def pareto_front(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Plans no other plan beats on both cost and days (priced plans only), cheapest first."""
     priced = sorted(
         (row for row in rows if row["cost"]),
-        key=lambda row: (float(row["cost"]["total"]), row["duration"]["seconds"]),
+        key=lambda row: (float(row["cost"]["total"]), run_seconds(row)),
     )
     front: list[dict[str, Any]] = []
     fastest = math.inf
     for row in priced:
-        if row["duration"]["seconds"] < fastest:
+        if run_seconds(row) < fastest:
             front.append(row)
-            fastest = row["duration"]["seconds"]
+            fastest = run_seconds(row)
     return front

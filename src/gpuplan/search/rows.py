@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -15,6 +15,9 @@ from gpuplan.notices import Notice
 from gpuplan.scenario import Scenario
 from gpuplan.search.evaluate import Evaluated, strategy_at
 from gpuplan.search.request import PlanRequest
+
+if TYPE_CHECKING:
+    from gpuplan.pricing.quote import SpotAssumptions
 from gpuplan.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 
 IntArray = npt.NDArray[np.int64]
@@ -37,14 +40,28 @@ def offer_sells(offer: Any, count: int) -> bool:
 
 
 def _price(
-    offer: Any, count: int, duration: float, tokens: float, request: PlanRequest, rates: Any
+    offer: Any,
+    count: int,
+    duration: float,
+    tokens: float,
+    request: PlanRequest,
+    rates: Any,
+    spot: SpotAssumptions | None = None,
 ) -> dict[str, Any] | None:
+    """The row's cost; an offer left with spot plans only is priced at its expected spot cost
+    under ``spot`` (``search.spot.spot_assumptions``)."""
     from gpuplan.pricing.quote import quote
 
     instances = count // offer.gpus
     try:
         priced = quote(
-            offer, duration, instances, tokens=tokens or None, rates=rates, itemized=False
+            offer,
+            duration,
+            instances,
+            tokens=tokens or None,
+            spot=spot,
+            rates=rates,
+            itemized=False,
         )
     except InputError:
         return None
@@ -61,8 +78,22 @@ def _price(
         "instances": instances,
         "billing_mix": totals["billing_mix_description"],
         "hidden_fee_share": totals["hidden_fee_share"],
+        "spot": totals["spot"],
         "warnings": totals["warnings"],
     }
+
+
+def _spot(
+    scenario: Scenario, offer: Any, count: int, duration: dict[str, Any], seconds: float
+) -> SpotAssumptions | None:
+    """Spot assumptions for an offer left with spot plans only (``None`` otherwise)."""
+    if not offer.plans or any(plan.kind != "spot" for plan in offer.plans):
+        return None
+    from gpuplan.search.spot import spot_assumptions
+
+    return spot_assumptions(
+        scenario, offer, count, duration["goodput"], duration["startup_seconds"], seconds
+    )
 
 
 def add_cost_bounds(
@@ -73,8 +104,10 @@ def add_cost_bounds(
     cost = row["cost"]
     if cost is None:
         return
+    duration = row["duration"]
     for key, seconds in (("total_low", "seconds_low"), ("total_high", "seconds_high")):
-        priced = _price(offer, row["count"], row["duration"][seconds], tokens, request, rates)
+        spot = _spot(request.scenario, offer, row["count"], duration, duration[seconds])
+        priced = _price(offer, row["count"], duration[seconds], tokens, request, rates, spot)
         cost[key] = priced["total"] if priced else cost["total"]
 
 
@@ -118,6 +151,25 @@ def plan_notices(evaluated: Evaluated, index: int, count: int) -> list[Notice]:
     return notices
 
 
+def spot_notice(offer_id: str, spot: dict[str, Any]) -> Notice:
+    """What a spot price assumes: the reclaim rate, the time each reclaim loses, their sources,
+    and the run's expected length."""
+    from gpuplan.units import format_duration
+
+    return Notice(
+        "spot",
+        {
+            "offer": offer_id,
+            "interruptions": f"{spot['expected_interruptions']:.1f}",
+            "rate": f"{spot['interruptions_per_hour']:.3g}",
+            "rate_source": spot["interruptions_source"],
+            "lost": format_duration(spot["restart_overhead_seconds"]),
+            "lost_source": spot["restart_overhead_source"],
+            "expected": format_duration(spot["expected_seconds"]),
+        },
+    )
+
+
 def plan_row(
     evaluated: Evaluated,
     index: int,
@@ -144,8 +196,19 @@ def plan_row(
     shortest, longest = duration_bounds(startup, duration - startup, interval)
     cost = None
     if offer is not None:
-        cost = _price(offer, count, duration, job.tokens, request, rates)
+        assumptions = _spot(
+            scenario,
+            offer,
+            count,
+            {"goodput": float(evaluated.goodput[index]), "startup_seconds": startup},
+            duration,
+        )
+        cost = _price(offer, count, duration, job.tokens, request, rates, assumptions)
+    spot = cost["spot"] if cost else None
+    expected = spot["expected_seconds"] if spot else duration
     notices = plan_notices(evaluated, index, count) + offer_notes
+    if spot:
+        notices.append(spot_notice(offer.id, spot))
     topology = machine.topology
     if offer is not None and offer.topology is not None:
         topology = offer.topology
@@ -183,6 +246,8 @@ def plan_row(
             "days": duration / SECONDS_PER_DAY,
             "seconds_low": shortest,
             "seconds_high": longest,
+            "expected_seconds": expected,
+            "expected_days": expected / SECONDS_PER_DAY,
             "days_low": shortest / SECONDS_PER_DAY,
             "days_high": longest / SECONDS_PER_DAY,
             "startup_seconds": startup,
