@@ -38,6 +38,7 @@ class RopeScaling(Table, kw_only=True):
     short_factor: list[float] | UnsetType = UNSET
     long_factor: list[float] | UnsetType = UNSET
     mrope_section: list[int] | UnsetType = UNSET
+    truncate: Flag = UNSET
 
 
 class VisionConfig(Table, kw_only=True):
@@ -51,6 +52,10 @@ class VisionConfig(Table, kw_only=True):
     patch_size: Size = UNSET
     image_size: Size = UNSET
     num_channels: Size = UNSET
+    projector_input_dim: Size = UNSET
+    projector_output_dim: Size = UNSET
+    vision_output_dim: Size = UNSET
+    pixel_shuffle_ratio: Number = UNSET
 
 
 class ModelConfig(Table, kw_only=True):
@@ -133,6 +138,14 @@ class ModelConfig(Table, kw_only=True):
     n_positions: Size = UNSET
     max_seq_len: Size = UNSET
     seq_length: Size = UNSET
+    intermediate_size_mlp: Size = UNSET
+    interleave_moe_layer_step: Size = UNSET
+    attention_chunk_size: Size = UNSET
+    no_rope_layers: list[int] | UnsetType = UNSET
+    use_qk_norm: Flag = UNSET
+    initial_context_length: Size = UNSET
+    experts_per_token: Size = UNSET
+    swiglu_limit: Number = UNSET
     text_config: ModelConfig | UnsetType = UNSET
     vision_config: VisionConfig | UnsetType = UNSET
 
