@@ -81,7 +81,7 @@ CASES = [
     (["model", "{empty.json}"], "num_hidden_layers"),
     (["model", "{not-utf8.json}"], "UTF-8"),
     (["model", "x" * 300], "unknown model"),
-    (["offers", "--offers", "{offers-five.toml}"], "provider"),
+    (["offers", "--offers", "{offers-five.toml}"], "offers: expected a list"),
     (["offers", "--offers", "{offers-binary.toml}"], "UTF-8"),
     (["tco", "{not-utf8.toml}"], "UTF-8"),
     (["audit", "{not-utf8.csv}", "--offer", "xingyu-a100-40gb-x4"], "UTF-8"),

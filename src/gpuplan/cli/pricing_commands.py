@@ -47,7 +47,7 @@ FxFileOption = Annotated[
     Path | None,
     typer.Option(
         "--fx-file",
-        help="Exchange rates file in currency.toml's form (base, [[rates]]); --fx wins over it.",
+        help="Exchange rates file in currency.toml's form (base and a rates list); --fx wins over it.",
         dir_okay=False,
     ),
 ]

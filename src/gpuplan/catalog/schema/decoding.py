@@ -320,7 +320,8 @@ def _expected(annotation: Any, problem: str) -> str:
         words = " or ".join(
             TYPE_WORDS.get(name.strip(), name.strip()) for name in stated.group(1).split("|")
         )
-        return words + stated.group(2)
+        rest = re.sub(r",\s*got `[^`]*`", "", stated.group(2))
+        return words + rest
     return "a value of the documented type"
 
 
