@@ -254,3 +254,13 @@ def show_gpu(
         )
     if gpu.notes:
         console.print(gpu.notes, soft_wrap=True)
+    if gpu.speed_model_gap:
+        console.print(
+            f"[yellow]Speed not predicted:[/yellow] {gpu.speed_model_gap}", soft_wrap=True
+        )
+    if gpu.no_public_offer:
+        gap = gpu.no_public_offer
+        console.print(
+            f"No built-in offer: {gap['reason']} ({gap['source']}, {gap['observed']})",
+            soft_wrap=True,
+        )

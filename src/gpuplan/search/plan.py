@@ -230,6 +230,8 @@ def plan(request: PlanRequest) -> dict[str, Any]:
         "unoffered_gpus": unoffered,
     }
     result["explanation"] = explain(shown, request, shortfalls, scenario, feasible_rows)
+    if not shown and skipped:
+        result["explanation"] += "; " + "; ".join(skipped.values())
     return result
 
 
