@@ -146,7 +146,8 @@ def test_hostile_input_is_one_line_naming_the_field(files: Path, arguments, name
 
 
 def test_memory_needs_no_bandwidth() -> None:
-    """A GPU the speed model cannot time (no sourced HBM bandwidth) still gets its memory."""
+    """A GPU the speed model does not time (no published efficiency measurements) still gets
+    its memory answer."""
     from gpuplan.api import memory_estimate
 
     result = memory_estimate(

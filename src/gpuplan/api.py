@@ -152,8 +152,8 @@ def estimate(
 def memory_estimate(scenario: Mapping[str, Any] | str | Path | Scenario) -> dict[str, Any]:
     """The ``memory``, ``strategy``, ``model``, ``hardware`` and ``job`` parts of
     :func:`estimate`, without the speed model: it needs no bandwidth or peak FLOP/s, so a GPU
-    the speed model cannot time (no sourced HBM bandwidth) still gets its memory answer;
-    ``warnings`` names the model's assumed config keys, if any."""
+    the speed model cannot time (no sourced HBM bandwidth, or a ``speed_model_gap``) still gets
+    its memory answer; ``warnings`` names the model's assumed config keys, if any."""
     parsed, strategy, _, memory, framework = _resolved_layout(scenario)
     return {
         "memory": _memory_dict(memory),

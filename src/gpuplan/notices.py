@@ -15,6 +15,7 @@ NOTICE_CODES = (
     "no_cluster_network",
     "unlisted_topology",
     "stale_price",
+    "undated_price",
     "seed_claims",
     "bubble",
     "startup",
@@ -24,7 +25,8 @@ NOTICE_CODES = (
 )
 """``no_cluster_network``: instances that list no network between them, joined anyway
 (``--allow-unlisted-network``); ``unlisted_topology``: the offer states no topology, so the
-GPU's usual server was modelled; ``stale_price``: a price older than the staleness limit;
+GPU's usual server was modelled; ``stale_price``: the price a plan pays is older than
+``pricing.provenance.STALE_AFTER_DAYS``; ``undated_price``: it comes from an undated source;
 ``seed_claims``: prices that are an article's claims, not a price list; ``bubble``: the pipeline
 bubble is over 20 % of the step; ``startup``: start-up is over 10 % of the run;
 ``communication``: exposed communication is over half the step; ``config_defaults``: a model

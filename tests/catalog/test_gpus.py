@@ -222,8 +222,10 @@ def test_every_entry_has_the_core_figures(gpu_id: str) -> None:
 
 def test_figures_a_source_lacks_are_left_out_and_said_so() -> None:
     ascend = load_gpu("910B")
-    assert ascend.memory_bandwidth is None
-    assert "Memory bandwidth is left out" in ascend.notes
+    assert "tf32/fp32 peaks are not in the collected sources" in ascend.notes
+    assert "tf32" not in ascend.peak_flops and "fp32" not in ascend.peak_flops
+    source, _ = ascend.source_of("memory_bandwidth")
+    assert ascend.memory_bandwidth and source != ascend.source and "CANN" in source
     assert load_gpu("H800").tdp_watts is None
     assert "bf16" not in load_gpu("V100").peak_flops
 

@@ -265,3 +265,16 @@ def show_gpu(
         )
     if gpu.notes:
         console.print(gpu.notes, soft_wrap=True, markup=False)
+    if gpu.speed_model_gap:
+        from rich.markup import escape
+
+        console.print(
+            "[yellow]Speed not predicted:[/yellow] " + escape(gpu.speed_model_gap), soft_wrap=True
+        )
+    if gpu.no_public_offer:
+        gap = gpu.no_public_offer
+        console.print(
+            f"No built-in offer: {gap['reason']} ({gap['source']}, {gap['observed']})",
+            soft_wrap=True,
+            markup=False,
+        )

@@ -204,6 +204,7 @@ def estimate_step_time(
     (a calibration profile of the rented machine) replaces the built-in ceilings for its GPU."""
     constants = efficiency or default_efficiency()
     model, gpu = job.model, cluster.gpu
+    gpu.require_speed_model()
     links = measured_links(measured, gpu.id)
     codes = resolve_framework_codes(job.framework, layout.tp, layout.pp, layout.zero)
     tp, pp, cp = layout.tp.astype(float), layout.pp.astype(float), layout.cp.astype(float)

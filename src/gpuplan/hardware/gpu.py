@@ -37,6 +37,10 @@ class MissingSpecError(InputError):
     """A figure the catalog does not hold for this GPU, and the model needs."""
 
 
+class SpeedModelGapError(MissingSpecError):
+    """An accelerator whose speed the model does not predict (``GPUSpec.speed_model_gap``)."""
+
+
 @dataclass(frozen=True)
 class GPUSpec:
     """One GPU model from the catalog, with provenance for its numbers."""
@@ -99,6 +103,11 @@ class GPUSpec:
     """dstack gpuhunt ``gpu_name`` values under which its catalogs list this GPU."""
     notes: str = ""
     provenance: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    speed_model_gap: str = ""
+    """What the speed model cannot predict for this accelerator and why (no published matmul or
+    attention efficiency measurement): a GPU with a gap gets memory answers only."""
+    no_public_offer: Mapping[str, str] = field(default_factory=dict)
+    """``reason``, ``source``, ``observed``: why no built-in offer prices this GPU."""
 
     def peak(self, dtype: str) -> float:
         """Dense peak FLOP/s for ``dtype``.
@@ -124,6 +133,12 @@ class GPUSpec:
         if key in self.achievable_matmul:
             return float(self.achievable_matmul[key]) / self.peak(key)
         return UNMEASURED_MATMUL_SHARE[key]
+
+    def require_speed_model(self) -> None:
+        """Raise :class:`SpeedModelGapError` with the catalog's plain statement where the speed
+        model has no measurements to stand on for this accelerator."""
+        if self.speed_model_gap:
+            raise SpeedModelGapError(f"{self.id}: speed not predicted. {self.speed_model_gap}")
 
     def hbm_bandwidth(self) -> float:
         """Memory bandwidth in bytes per second; MissingSpecError where the catalog has none."""
@@ -214,4 +229,6 @@ class GPUSpec:
             "observed": self.observed,
             "provenance": {k: dict(v) for k, v in self.provenance.items()},
             "notes": self.notes,
+            "speed_model_gap": self.speed_model_gap,
+            "no_public_offer": dict(self.no_public_offer),
         }

@@ -47,6 +47,14 @@ class BillingMix:
         return sum(plan.term_seconds or 0 for plan, count in self.blocks for _ in range(count))
 
     @property
+    def plans_used(self) -> tuple[PricePlan, ...]:
+        """The plans this mix pays: its package blocks, then the metered tail's plan."""
+        used = [plan for plan, count in self.blocks if count]
+        if self.metered_plan is not None and self.metered_seconds > 0:
+            used.append(self.metered_plan)
+        return tuple(used)
+
+    @property
     def unused_seconds(self) -> float:
         """Paid-for package time beyond the duration (e.g. 20 days of a second month)."""
         return max(0.0, self.covered_seconds - self.duration_seconds)

@@ -15,7 +15,9 @@ used by the catalog research (shared/references/pricing-and-catalogs.md, "How to
 =========================  =================  ==============================================
 
 Staleness is judged on the latest date the observation could have: if even that is older than
-the limit, the price is stale whatever the true date was.
+the limit, the price is stale whatever the true date was. A plan shows the age of the oldest
+price it pays (:func:`oldest_price`) and is flagged past :data:`STALE_AFTER_DAYS`; an undated
+price's age is only a lower bound (days since the copy's date), so it is flagged as undated.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal, get_args
@@ -47,6 +49,8 @@ OBSERVED_FORMS = (
 FUTURE_SLACK_DAYS = 1
 """An observation may be dated up to one day after the local date: a price read in UTC+8 is
 dated a day ahead of a clock in the Americas."""
+STALE_AFTER_DAYS = 90
+"""A plan whose price is older than this many days says so (notice ``stale_price``)."""
 
 
 class ProvenanceError(InputError):
@@ -195,3 +199,35 @@ class Provenance:
             "date_quality": self.date_quality,
             "is_estimate": self.is_estimate,
         }
+
+
+@dataclass(frozen=True)
+class PriceAge:
+    """How old the price behind a plan is: ``days`` from the latest possible observation date of
+    its oldest price to today, and that price's provenance."""
+
+    days: int
+    provenance: Provenance
+
+    @property
+    def stale(self) -> bool:
+        return self.days > STALE_AFTER_DAYS
+
+    @property
+    def undated(self) -> bool:
+        return self.provenance.date_quality == "undated"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "price_age_days": self.days,
+            "price_observed": self.provenance.observed,
+            "price_date_quality": self.provenance.date_quality,
+            "price_source": self.provenance.source,
+        }
+
+
+def oldest_price(provenances: Iterable[Provenance], today: dt.date) -> PriceAge | None:
+    """The oldest of ``provenances`` as of ``today`` (``None`` for none): a plan is as fresh as
+    the stalest price it pays."""
+    ages = [PriceAge(provenance.age_days(today), provenance) for provenance in provenances]
+    return max(ages, key=lambda age: age.days, default=None)

@@ -233,9 +233,22 @@ def plan_cells(row: Mapping[str, Any], lang: str) -> dict[str, str]:
         "per_m_tok": format_money(cost["per_million_tokens"], cost["currency"], lang)
         if cost and cost["per_million_tokens"]
         else "-",
-        "billing": f"{cost['provider']}, {cost['billing_mix']}" if cost else "",
+        "billing": f"{cost['provider']}, {cost['billing_mix']}, {price_age_text(cost, lang)}"
+        if cost
+        else "",
         "notes": "; ".join(notice_text(notice, lang) for notice in row.get("warnings", [])),
     }
+
+
+def price_age_text(cost: Mapping[str, Any], lang: str) -> str:
+    """``price 24 d old (2026-11-09)``, or that the price is undated; empty without an age."""
+    if "price_age_days" not in cost:
+        return ""
+    if cost["price_date_quality"] == "undated":
+        return translate("plan.price_undated", lang, observed=cost["price_observed"])
+    return translate(
+        "plan.price_age", lang, days=cost["price_age_days"], observed=cost["price_observed"]
+    )
 
 
 PLAN_COLUMNS = ("col.rank", "col.plan", "col.duration", "col.cost", "col.per_m_tok")

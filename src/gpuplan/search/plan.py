@@ -233,6 +233,8 @@ def plan(request: PlanRequest) -> dict[str, Any]:
         "offer_notes": list(book.notes),
     }
     result["explanation"] = explain(shown, request, shortfalls, scenario, feasible_rows)
+    if not shown and skipped:
+        result["explanation"] += "; " + "; ".join(skipped.values())
     return result
 
 

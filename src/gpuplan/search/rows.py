@@ -12,6 +12,7 @@ from gpuplan.errors import InputError
 from gpuplan.estimate.frameworks import FRAMEWORK_CODES
 from gpuplan.estimate.interval import duration_bounds, speed_interval
 from gpuplan.notices import Notice
+from gpuplan.pricing.provenance import STALE_AFTER_DAYS, oldest_price
 from gpuplan.scenario import Scenario
 from gpuplan.search.evaluate import Evaluated, strategy_at
 from gpuplan.search.request import PlanRequest
@@ -23,7 +24,6 @@ from gpuplan.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 
-STALE_PRICE_DAYS = 180
 BUBBLE_NOTICE_SHARE = 0.2
 STARTUP_NOTICE_SHARE = 0.1
 COMMUNICATION_NOTICE_SHARE = 0.5
@@ -66,6 +66,9 @@ def _price(
     except InputError:
         return None
     totals = priced.summary(request.currency, rates)
+    age = None
+    if request.today is not None:
+        age = oldest_price((plan.provenance for plan in priced.mix.plans_used), request.today)
     return {
         "total": totals["total"],
         "currency": totals["currency"],
@@ -80,6 +83,7 @@ def _price(
         "hidden_fee_share": totals["hidden_fee_share"],
         "spot": totals["spot"],
         "warnings": totals["warnings"],
+        **(age.to_dict() if age else {}),
     }
 
 
@@ -115,19 +119,27 @@ def add_cost_bounds(
 
 
 def offer_notices(offer: Any, today: dt.date) -> list[Notice]:
-    """Notices about an offer's data: unlisted topology, stale prices, an article's claims."""
+    """Notices about an offer's data: unlisted topology, an article's claims."""
     notices = []
     if offer.topology is None:
         notices.append(Notice("unlisted_topology", {"offer": offer.id}))
-    ages = [(plan.provenance.age_days(today), plan.provenance.observed) for plan in offer.plans]
-    age, observed = max(ages)
-    if age > STALE_PRICE_DAYS:
-        notices.append(
-            Notice("stale_price", {"offer": offer.id, "observed": observed, "days": age})
-        )
     if offer.claims != "provider":
         notices.append(Notice("seed_claims", {"offer": offer.id, "claims": offer.claims}))
     return notices
+
+
+def price_notices(cost: dict[str, Any] | None) -> list[Notice]:
+    """Notices about the price a plan pays: older than ``STALE_AFTER_DAYS`` (judged on the
+    latest date its oldest price could have been read), or from an undated source."""
+    if not cost or "price_age_days" not in cost:
+        return []
+    values = {"offer": cost["offer"], "observed": cost["price_observed"]}
+    if cost["price_date_quality"] == "undated":
+        return [Notice("undated_price", values)]
+    if cost["price_age_days"] > STALE_AFTER_DAYS:
+        days = {"days": cost["price_age_days"], "limit": STALE_AFTER_DAYS}
+        return [Notice("stale_price", {**values, **days})]
+    return []
 
 
 def plan_notices(evaluated: Evaluated, index: int, count: int) -> list[Notice]:
@@ -206,7 +218,7 @@ def plan_row(
         cost = _price(offer, count, duration, job.tokens, request, rates, assumptions)
     spot = cost["spot"] if cost else None
     expected = spot["expected_seconds"] if spot else duration
-    notices = plan_notices(evaluated, index, count) + offer_notes
+    notices = plan_notices(evaluated, index, count) + price_notices(cost) + offer_notes
     if spot:
         notices.append(spot_notice(offer.id, spot))
     topology = machine.topology

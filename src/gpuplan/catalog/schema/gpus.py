@@ -62,6 +62,14 @@ PayloadBytes = Annotated[
 ]
 
 
+class NoPublicOffer(Table, kw_only=True):
+    """Why no built-in offer prices a GPU, with the source that shows it."""
+
+    reason: Text
+    source: Source
+    observed: Observed
+
+
 class GpuFigures(Table, kw_only=True):
     """What one accelerator offers a training job, with its source and observed date."""
 
@@ -109,6 +117,8 @@ class GpuFigures(Table, kw_only=True):
     purchase_price_source: Source | UnsetType = UNSET
     vendor_datasheet: bool = True
     notes: Notes = ""
+    speed_model_gap: Notes = ""
+    no_public_offer: NoPublicOffer | UnsetType = UNSET
 
 
 class FigureSource(Sourced, kw_only=True):
@@ -123,6 +133,8 @@ NOT_SOURCED_APART = (
     "aliases",
     "purchase_price_observed",
     "purchase_price_source",
+    "speed_model_gap",
+    "no_public_offer",
 )
 """Fields that carry no provenance of their own (the purchase price carries its own)."""
 
