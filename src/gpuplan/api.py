@@ -16,7 +16,11 @@ from typing import Any
 
 from gpuplan.errors import InputError
 from gpuplan.estimate.efficiency import MachineMeasurements
-from gpuplan.estimate.frameworks import FRAMEWORK_CODES, resolve_framework_codes
+from gpuplan.estimate.frameworks import (
+    FRAMEWORK_CODES,
+    describe_framework,
+    resolve_framework_codes,
+)
 from gpuplan.estimate.interval import duration_bounds, speed_interval
 from gpuplan.estimate.memory import estimate_memory
 from gpuplan.estimate.reliability import dataset_read_check
@@ -68,7 +72,11 @@ def estimate(
     parsed, strategy, layout, memory, framework = _resolved_layout(scenario)
     job, cluster = parsed.job, parsed.cluster
     assert cluster is not None
-    warnings: list[Any] = [*config_defaults_notices(job.model), *layout_warnings(parsed, strategy)]
+    warnings: list[Any] = [
+        *config_defaults_notices(job.model),
+        *layout_warnings(parsed, strategy),
+        *host_memory_warnings(memory),
+    ]
     step = estimate_step_time(
         job, cluster, layout, flash_attention=strategy.flash_attention, measured=measured
     )
@@ -179,7 +187,12 @@ def _resolved_layout(
     strategy = parsed.strategy.resolved(parsed.job, cluster)
     layout = strategy.layout(parsed.job)
     memory = estimate_memory(
-        parsed.job, layout, cluster.capacity_bytes, flash_attention=strategy.flash_attention
+        parsed.job,
+        layout,
+        cluster.capacity_bytes,
+        flash_attention=strategy.flash_attention,
+        gpus_per_node=min(cluster.gpus_per_node, cluster.count),
+        host_capacity_bytes=cluster.host_memory_bytes,
     )
     framework = FRAMEWORK_CODES[
         int(resolve_framework_codes(parsed.job.framework, layout.tp, layout.pp, layout.zero))
@@ -188,6 +201,8 @@ def _resolved_layout(
 
 
 def _memory_dict(memory: Any) -> dict[str, Any]:
+    capacity = _scalar(memory.host_capacity_bytes)
+    known = capacity == capacity
     return {
         "allocated_bytes": _scalar(memory.allocated_bytes),
         "reserved_bytes": _scalar(memory.reserved_bytes),
@@ -196,6 +211,12 @@ def _memory_dict(memory: Any) -> dict[str, Any]:
         "fits": bool(memory.fits),
         "capacity_bytes": memory.capacity_bytes,
         "safety_margin": memory.safety_margin,
+        "host": {
+            "bytes_per_node": _scalar(memory.host_bytes),
+            "pinned_bytes_per_node": _scalar(memory.host_pinned_bytes),
+            "capacity_bytes_per_node": capacity if known else None,
+            "fits": bool(memory.host_fits) if known else None,
+        },
     }
 
 
@@ -204,6 +225,7 @@ def _layout_dict(parsed: Scenario, strategy: Any, framework: str) -> dict[str, A
     assert cluster is not None
     return {
         "strategy": {**strategy.to_dict(), "framework": framework},
+        "framework": describe_framework(job, FRAMEWORK_CODES.index(framework)),
         "model": {
             "name": job.model.name,
             "total_params": job.model.total_params,
@@ -229,6 +251,30 @@ def batch_for_layout(scenario: Scenario, cluster: Any) -> Any:
     return replace(scenario.job, global_batch=batch)
 
 
+def host_memory_warnings(memory: Any) -> list[str]:
+    """What CPU offload asks of each node's RAM, when it does not fit or the RAM is unknown."""
+    from gpuplan.estimate.memory import HOST_MEMORY_MARGIN
+    from gpuplan.units import format_bytes
+
+    need = float(memory.host_bytes)
+    if need <= 0:
+        return []
+    capacity = float(memory.host_capacity_bytes)
+    pinned = format_bytes(float(memory.host_pinned_bytes), binary=False)
+    if capacity != capacity:
+        return [
+            f"offload keeps {format_bytes(need, binary=False)} per node in host memory "
+            f"({pinned} pinned); the node's RAM is unknown: give hardware.host_memory"
+        ]
+    if bool(memory.host_fits):
+        return []
+    return [
+        f"offload needs {format_bytes(need, binary=False)} of host memory per node ({pinned} "
+        f"pinned), more than {1 - HOST_MEMORY_MARGIN:.0%} of its "
+        f"{format_bytes(capacity, binary=False)} RAM"
+    ]
+
+
 def layout_warnings(scenario: Scenario, strategy: Any) -> list[str]:
     """Layouts a practitioner would avoid, said in words."""
     warnings: list[str] = []
@@ -238,6 +284,11 @@ def layout_warnings(scenario: Scenario, strategy: Any) -> list[str]:
         warnings.append(
             f"tp={strategy.tp} spans nodes ({cluster.gpus_per_node} GPUs per node): tensor-parallel "
             "all-reduces would cross the network on every layer"
+        )
+    if strategy.expert_tensor_parallel != strategy.tp:
+        warnings.append(
+            f"etp={strategy.expert_tensor_parallel} is estimate-only: the memory counts it, the "
+            f"step time splits the experts by tp={strategy.tp}"
         )
     micro_batches = strategy.micro_batches(scenario.job)
     if strategy.pp > 1 and micro_batches < strategy.pp:

@@ -95,6 +95,15 @@ EN: dict[str, str] = {
         "does not fit: peak {peak} GiB exceeds {usable} GiB usable ({margin} safety margin) "
         "by {short} GiB"
     ),
+    "framework.title": "Framework profile: {name} (scenario framework: {base})",
+    "framework.overrides": "scenario overrides: {overrides}",
+    "framework.part.weights": "weights and master copy",
+    "framework.part.gradients": "gradients",
+    "framework.part.optimizer": "optimizer states",
+    "framework.part.kernels": "activation kernels",
+    "framework.part.buffers": "communication buffers",
+    "framework.part.offload": "CPU offload",
+    "memory.host": "host memory per node for CPU offload: {need} ({pinned} pinned), node RAM {capacity}",
     # step-time parts
     "step.matmul": "compute: matmuls",
     "step.attention": "compute: attention core",
@@ -490,6 +499,15 @@ ZH: dict[str, str] = {
     "memory.does_not_fit": (
         "放不下：峰值 {peak} GiB 超出可用的 {usable} GiB（预留 {margin} 安全余量）{short} GiB"
     ),
+    "framework.title": "框架配置：{name}（场景中的 framework：{base}）",
+    "framework.overrides": "场景覆盖的部件：{overrides}",
+    "framework.part.weights": "权重与主权重",
+    "framework.part.gradients": "梯度",
+    "framework.part.optimizer": "优化器状态",
+    "framework.part.kernels": "激活算子",
+    "framework.part.buffers": "通信缓冲区",
+    "framework.part.offload": "CPU 卸载",
+    "memory.host": "CPU 卸载占用每节点主机内存：{need}（其中锁页 {pinned}），节点内存 {capacity}",
     "step.matmul": "计算：矩阵乘",
     "step.attention": "计算：注意力核心",
     "step.memory_bound": "计算：访存受限算子",

@@ -15,6 +15,7 @@ from typing import Any
 
 from gpuplan.errors import InputError
 from gpuplan.estimate.batch import default_global_batch
+from gpuplan.estimate.frameworks import parse_framework
 from gpuplan.estimate.reliability import (
     DEFAULT_RESTART_SECONDS,
     DEFAULT_STORAGE_READ_BANDWIDTH,
@@ -36,7 +37,7 @@ from gpuplan.limits import (
     shown,
 )
 from gpuplan.strategy import OFFLOAD, RECOMPUTE, Strategy
-from gpuplan.units import parse_bandwidth, parse_duration, parse_tokens
+from gpuplan.units import parse_bandwidth, parse_bytes, parse_duration, parse_tokens
 from gpuplan.workload.job import LoraConfig, MoEOptions, TrainingJob
 from gpuplan.workload.model import ModelSpec
 
@@ -87,6 +88,7 @@ HARDWARE_KEYS = (
     "offers_file",
     "allow_unlisted_network",
     "power_limit_watts",
+    "host_memory",
 )
 STRATEGY_KEYS = (
     "dp",
@@ -95,6 +97,7 @@ STRATEGY_KEYS = (
     "vpp",
     "cp",
     "ep",
+    "etp",
     "zero",
     "micro_batch",
     "recompute",
@@ -326,6 +329,7 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
         vpp=_integer(strategy_data, "vpp", "strategy.", 1) or 0,
         cp=_integer(strategy_data, "cp", "strategy.", 1) or 0,
         ep=_integer(strategy_data, "ep", "strategy.", 1) or 0,
+        etp=_integer(strategy_data, "etp", "strategy.", 0) or 0,
         zero=_integer(strategy_data, "zero", "strategy.", 1 if count > 1 else 0) or 0,
         micro_batch=micro_batch or 0,
         recompute=_choice(strategy_data, "recompute", "strategy.", RECOMPUTE),
@@ -333,12 +337,14 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
         flash_attention=_boolean(strategy_data, "flash_attention", "strategy.", True),
         sequence_parallel=_boolean(strategy_data, "sequence_parallel", "strategy.", True),
     )
+    framework, framework_parts = parse_framework(data.get("framework", "auto"))
     job = TrainingJob(
         model=model,
         method=str(data.get("method", "full")),
         precision=str(data.get("precision", "bf16")),
         optimizer=str(data.get("optimizer", "adamw")),
-        framework=str(data.get("framework", "auto")),
+        framework=framework,
+        framework_parts=framework_parts,
         seq_len=seq_len,
         global_batch=global_batch or 1,
         tokens=tokens,
@@ -409,7 +415,10 @@ def _parse_cluster(hardware: Mapping[str, Any]) -> Cluster | None:
             count // offer.gpus,
             allow_unlisted_network=_boolean(hardware, "allow_unlisted_network", "hardware.", False),
         )
-        return replace(cluster, power_limit_watts=_power_limit(hardware))
+        ram = _host_memory(hardware)
+        if ram is None and offer.ram_gb is not None:
+            ram = offer.ram_gb * 1e9
+        return replace(cluster, power_limit_watts=_power_limit(hardware), host_memory_bytes=ram)
     if not hardware.get("gpu"):
         return None
     p2p = hardware.get("p2p")
@@ -423,7 +432,22 @@ def _parse_cluster(hardware: Mapping[str, Any]) -> Cluster | None:
         nics_per_node=_integer(hardware, "nics_per_node", "hardware.", 0) or 0,
         peer_to_peer=p2p,
         power_limit_watts=_power_limit(hardware),
+        host_memory_bytes=_host_memory(hardware),
     )
+
+
+def _host_memory(hardware: Mapping[str, Any]) -> float | None:
+    """``hardware.host_memory``: RAM per node ("2TB", "1.5TiB" or bytes), or None."""
+    value = hardware.get("host_memory")
+    if value is None:
+        return None
+    try:
+        size = parse_bytes(value)
+    except InputError as error:
+        raise ScenarioError(f"hardware.host_memory: {error}") from error
+    if size <= 0:
+        raise ScenarioError(f"hardware.host_memory: a positive size per node, got {shown(value)}")
+    return float(size)
 
 
 def _power_limit(hardware: Mapping[str, Any]) -> float | None:

@@ -1,7 +1,10 @@
 """Strategy: how a training job is split over a cluster.
 
 ``dp * tp * pp * cp == GPUs``; expert parallelism ``ep`` splits the experts inside the
-``dp * cp`` group (Megatron-Core's rule). ZeRO stage 0-3 (FSDP full shard = 3) shards model
+``dp * cp`` group (Megatron-Core's rule), and expert tensor parallelism ``etp`` (``tp`` unless
+given) splits each expert's FFN; an expert shard is replicated over the ``dp * cp * tp /
+(ep * etp)`` expert data-parallel ranks. ``etp`` other than ``tp`` is estimate-only: the memory
+model counts it, the step time and the plan search split experts by ``tp``. ZeRO stage 0-3 (FSDP full shard = 3) shards model
 states over the ``dp * cp`` ranks. The estimate formulas take a :class:`Layout`, a bundle of
 NumPy arrays, so that one layout (0-d arrays) and a whole search space (1-d arrays) run the
 same code.
@@ -15,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gpuplan.errors import InputError
+from gpuplan.estimate.frameworks import zero_stages
 from gpuplan.hardware.cluster import Cluster
 from gpuplan.workload.job import TrainingJob
 
@@ -41,6 +45,8 @@ class Strategy:
     ep: int = 1
     zero: int = 1
     micro_batch: int = 1
+    etp: int = 0
+    """Expert tensor parallel size; 0 means ``tp`` (Megatron-Core's default)."""
     recompute: str = "none"
     offload: str = "none"
     flash_attention: bool = True
@@ -48,6 +54,10 @@ class Strategy:
 
     def resolved(self, job: TrainingJob, cluster: Cluster) -> Strategy:
         """Fill ``dp`` from the GPU count and check every rule; raise StrategyError naming the field."""
+        if self.etp < 0:
+            raise StrategyError(
+                f"strategy.etp: must be a positive whole number (or 0 for tp), got {self.etp}"
+            )
         for name in ("tp", "pp", "vpp", "cp", "ep", "micro_batch"):
             if getattr(self, name) < 1:
                 raise StrategyError(
@@ -63,6 +73,12 @@ class Strategy:
             )
         if self.zero not in ZERO_STAGES:
             raise StrategyError(f"strategy.zero: {self.zero!r} is not one of 0, 1, 2, 3")
+        stages = zero_stages(job.framework)
+        if self.zero not in stages:
+            raise StrategyError(
+                f"strategy.zero: framework {job.framework} runs ZeRO stages "
+                f"{', '.join(map(str, stages))}, got {self.zero}"
+            )
         model = job.model
         model_parallel = self.tp * self.pp * self.cp
         if cluster.count % model_parallel:
@@ -78,8 +94,21 @@ class Strategy:
             raise StrategyError(
                 "strategy.ep: expert parallelism needs a mixture-of-experts model; use ep: 1"
             )
+        if self.etp and self.etp != self.tp and not model.is_moe:
+            raise StrategyError(
+                "strategy.etp: expert tensor parallelism needs a mixture-of-experts model; "
+                "leave it out"
+            )
         rules = parallel_rules(
-            job, dp, self.tp, self.pp, self.vpp, self.cp, self.ep, self.micro_batch
+            job,
+            dp,
+            self.tp,
+            self.pp,
+            self.vpp,
+            self.cp,
+            self.ep,
+            self.micro_batch,
+            etp=self.expert_tensor_parallel,
         )
         for name, holds in rules.items():
             if not bool(holds):
@@ -99,13 +128,21 @@ class Strategy:
             "pp_layers": f"strategy.pp: {self.pp} is more than the model's {model.num_layers} layers",
             "vpp_stages": "strategy.vpp: interleaving needs pp >= 2 and at least one layer per "
             f"virtual stage (pp*vpp = {self.pp * self.vpp}, {model.num_layers} layers)",
-            "ep_experts": f"strategy.ep: {self.ep} must divide the {model.num_experts} experts "
-            f"and dp*cp = {dp * self.cp}",
+            "ep_experts": f"strategy.ep: {self.ep} must divide the {model.num_experts} experts, "
+            f"and ep*etp = {self.ep * self.expert_tensor_parallel} must divide dp*cp*tp = "
+            f"{dp * self.cp * self.tp}",
+            "etp_width": f"strategy.etp: {self.expert_tensor_parallel} does not divide the "
+            f"experts' FFN width {model.moe_intermediate_size if model.is_moe else 0}",
             "cp_sequence": f"strategy.cp: {self.cp} does not divide seq_len = {job.seq_len}",
             "batch": f"strategy.micro_batch: dp*micro_batch = {dp * self.micro_batch} does not "
             f"divide global_batch = {job.global_batch}",
         }
         return messages[rule]
+
+    @property
+    def expert_tensor_parallel(self) -> int:
+        """``etp``, or ``tp`` when not given."""
+        return self.etp or self.tp
 
     def micro_batches(self, job: TrainingJob) -> int:
         """Micro-batches per optimizer step on each data-parallel rank (gradient accumulation)."""
@@ -126,15 +163,19 @@ class Strategy:
             recompute=np.asarray(RECOMPUTE.index(self.recompute)),
             offload=np.asarray(OFFLOAD.index(self.offload)),
             sequence_parallel=np.asarray(self.sequence_parallel and self.tp > 1),
+            etp=np.asarray(self.expert_tensor_parallel),
         )
 
     def to_dict(self) -> dict[str, object]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        values: dict[str, object] = {f.name: getattr(self, f.name) for f in fields(self)}
+        values["etp"] = self.expert_tensor_parallel
+        return values
 
 
 @dataclass(frozen=True)
 class Layout:
-    """Parallel layouts as integer arrays of one shape; codes index RECOMPUTE and OFFLOAD."""
+    """Parallel layouts as integer arrays of one shape; codes index RECOMPUTE and OFFLOAD;
+    ``etp`` is the expert tensor parallel size (``tp`` in every searched layout)."""
 
     dp: IntArray
     tp: IntArray
@@ -148,6 +189,7 @@ class Layout:
     recompute: IntArray
     offload: IntArray
     sequence_parallel: npt.NDArray[np.bool_]
+    etp: IntArray
 
 
 def parallel_rules(
@@ -159,6 +201,7 @@ def parallel_rules(
     cp: npt.ArrayLike,
     ep: npt.ArrayLike,
     micro_batch: npt.ArrayLike,
+    etp: npt.ArrayLike | None = None,
 ) -> dict[str, npt.NDArray[np.bool_]]:
     """Megatron-Core's rules for a layout of ``job``, each as a mask over the layouts (0-d for
     one): ``tp`` divides the attention heads and ``tp`` and the KV heads divide one another (not
@@ -172,19 +215,23 @@ def parallel_rules(
     dp, tp, pp, vpp, cp, ep, micro_batch = (
         np.asarray(value, dtype=np.int64) for value in (dp, tp, pp, vpp, cp, ep, micro_batch)
     )
+    etp = tp if etp is None else np.asarray(etp, dtype=np.int64)
     if model.uses_mla:
         kv = np.ones(tp.shape, dtype=bool)
     else:
         kv = (model.num_kv_heads % tp == 0) | (tp % model.num_kv_heads == 0)
     experts = model.num_experts if model.is_moe else 1
+    width = model.moe_intermediate_size if model.is_moe else 1
     return {
         "tp_heads": np.asarray(model.num_attention_heads % tp == 0),
         "tp_kv_heads": np.asarray(kv),
         "pp_layers": np.asarray(pp <= model.num_layers),
         "vpp_stages": np.asarray((vpp == 1) | ((pp >= 2) & (pp * vpp <= model.num_layers))),
         "ep_experts": np.asarray(
-            (ep == 1) | ((experts % ep == 0) & ((dp * cp) % np.maximum(ep, 1) == 0))
+            ((ep == 1) & (etp == tp))
+            | ((experts % ep == 0) & ((dp * cp * tp) % np.maximum(ep * etp, 1) == 0))
         ),
+        "etp_width": np.asarray((etp == tp) | (width % np.maximum(etp, 1) == 0)),
         "cp_sequence": np.asarray(job.seq_len % cp == 0),
         "batch": np.asarray((dp >= 1) & (job.global_batch % np.maximum(dp * micro_batch, 1) == 0)),
     }

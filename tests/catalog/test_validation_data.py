@@ -16,6 +16,7 @@ from gpuplan.catalog.validation import (
     memory_rows,
     throughput_rows,
 )
+from gpuplan.estimate.frameworks import FRAMEWORK_CODES
 from gpuplan.workload.model import ModelSpec
 
 MEMORY = memory_rows()
@@ -24,7 +25,7 @@ ALL: list[ValidationRow] = [*MEMORY, *THROUGHPUT]
 
 METHODS = {"full", "lora", "qlora", "freeze"}
 PRECISIONS = {"bf16", "bf16-pure", "fp16", "fp8", "fp32"}
-FRAMEWORKS = {"megatron", "fsdp", "deepspeed", "hf"}
+FRAMEWORKS = set(FRAMEWORK_CODES)
 RECOMPUTE = {"none", "selective", "full"}
 OFFLOAD = {"none", "optimizer", "optimizer+params"}
 METRICS = {"allocated", "reserved", "active", "nvidia-smi", "unknown"}

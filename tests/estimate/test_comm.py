@@ -184,6 +184,7 @@ def test_parallel_groups_follow_megatron_rank_order():
         recompute=np.array([0]),
         offload=np.array([0]),
         sequence_parallel=np.array([True]),
+        etp=np.array([2]),
     )
     groups = parallel_groups(layout)
     expected = {

@@ -41,6 +41,7 @@ def _layout(
         "micro_batches": 1,
     }
     values.update(extra)
+    values.setdefault("etp", tp)
     return Layout(
         tp=np.asarray(tp),
         sequence_parallel=np.asarray(sequence_parallel),

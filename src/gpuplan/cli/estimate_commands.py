@@ -85,7 +85,10 @@ def memory(
     precision: Annotated[str, typer.Option(help="bf16 | fp16 | fp8 | fp32 | bf16-pure")] = "bf16",
     optimizer: Annotated[str, typer.Option(help="adamw | adamw-8bit | sgd | adafactor")] = "adamw",
     framework: Annotated[
-        str, typer.Option(help="auto | megatron | fsdp | deepspeed | hf")
+        str,
+        typer.Option(
+            help="auto | megatron | fsdp | deepspeed | hf | megatron-deepspeed | torchtitan"
+        ),
     ] = "auto",
     tp: Annotated[int, typer.Option(help="Tensor-parallel size.")] = 1,
     pp: Annotated[int, typer.Option(help="Pipeline-parallel size.")] = 1,
@@ -200,6 +203,41 @@ def show_memory(result: dict[str, Any]) -> None:
         console.print(f"[green]{translate('memory.fits', **values)}[/green]")
     else:
         console.print(f"[red]{translate('memory.does_not_fit', **values)}[/red]")
+    host = memory.get("host") or {}
+    if host.get("bytes_per_node"):
+        from gpuplan.units import format_bytes
+
+        capacity = host.get("capacity_bytes_per_node")
+        line = translate(
+            "memory.host",
+            need=format_bytes(host["bytes_per_node"], binary=False),
+            pinned=format_bytes(host["pinned_bytes_per_node"], binary=False),
+            capacity=format_bytes(capacity, binary=False) if capacity else "?",
+        )
+        console.print(f"[{'red' if host.get('fits') is False else 'default'}]{line}[/]")
+    if "framework" in result:
+        show_framework(result["framework"])
+
+
+def show_framework(framework: dict[str, Any]) -> None:
+    """The profile the estimate used: its name, the scenario's base and overrides, and every
+    part's settings, one row per part."""
+    from rich.table import Table
+
+    from gpuplan.cli.output import console
+    from gpuplan.i18n import translate
+
+    name = framework["name"] + (f" {framework['version']}" if framework.get("version") else "")
+    table = Table(title=translate("framework.title", name=name, base=framework["base"]))
+    table.add_column(translate("col.part"))
+    table.add_column("")
+    for part, settings in framework["parts"].items():
+        text = ", ".join(f"{key}={value}" for key, value in settings.items())
+        table.add_row(translate(f"framework.part.{part}"), text)
+    console.print(table)
+    if framework.get("overrides"):
+        overrides = ", ".join(f"{key}={value}" for key, value in framework["overrides"].items())
+        console.print(translate("framework.overrides", overrides=overrides))
 
 
 def show_speed(result: dict[str, Any]) -> None:

@@ -62,7 +62,10 @@ def plan(
         str | None, typer.Option(help="adamw | adamw-8bit | sgd | adafactor")
     ] = None,
     framework: Annotated[
-        str | None, typer.Option(help="auto | megatron | fsdp | deepspeed | hf")
+        str | None,
+        typer.Option(
+            help="auto | megatron | fsdp | deepspeed | hf | megatron-deepspeed | torchtitan"
+        ),
     ] = None,
     lora_rank: Annotated[int | None, typer.Option("--lora-rank", help="LoRA rank.")] = None,
     objective: Annotated[str | None, typer.Option(help="cost | time | pareto")] = None,

@@ -26,9 +26,18 @@ import numpy.typing as npt
 
 from gpuplan.hardware.gpu import GPUSpec
 
-STACK_OF_FRAMEWORK = {"megatron": "megatron", "fsdp": "fsdp", "deepspeed": "hf", "hf": "hf"}
+STACK_OF_FRAMEWORK = {
+    "megatron": "megatron",
+    "fsdp": "fsdp",
+    "deepspeed": "hf",
+    "hf": "hf",
+    "megatron-deepspeed": "megatron",
+    "torchtitan": "fsdp",
+}
 """The residual each framework takes. DeepSpeed has no published throughput among the fit rows;
-its ZeRO engine drives the same eager Hugging Face models, so it takes ``hf``'s."""
+its ZeRO engine drives the same eager Hugging Face models, so it takes ``hf``'s. Megatron-DeepSpeed
+runs Megatron's model code and schedules, so it takes ``megatron``'s; torchtitan is the stack
+behind the ``fsdp`` fit rows, so it takes ``fsdp``'s."""
 
 
 @dataclass(frozen=True)

@@ -1,171 +1,640 @@
-"""Framework profiles: what each training stack keeps in GPU memory, and how it overlaps work.
+"""Framework profiles: what each training stack keeps in memory, built from composable parts.
 
-Model-state bytes per trained parameter under mixed precision (bf16/fp16 compute, fp32 master):
+A profile is six parts, each a small record of what one piece of the stack allocates:
 
-========== ================= ========================== =====================================
-framework  compute weights   gradients                  master + optimizer
-========== ================= ========================== =====================================
-megatron   2 (bf16)          4 (fp32 grad buffer)       4 + 8, sharded by the distributed optimizer
-fsdp       0 (gathered)      4 (fp32, sharded)          4 + 8 (the fp32 sharded parameter is the master)
-deepspeed  2 (bf16)          2 (bf16; ZeRO-2 shards)    4 + 8, sharded from ZeRO-1
-hf         4 (fp32 + AMP)    4 (fp32)                   0 + 8 (the fp32 weights are the master)
-========== ================= ========================== =====================================
+- :class:`WeightsPart`: the dtype of the module parameters, whether every rank keeps them
+  (``persistent``) or only a shard that is gathered layer by layer (``gathered``, FSDP), and the
+  dtype of the master copy the optimizer updates;
+- :class:`GradientsPart`: the dtype of the gradients the optimizer reads, the dtype they are
+  reduced in, whether ZeRO-2 and above shards them, whether they persist between steps, and
+  what gradient accumulation holds;
+- :class:`OptimizerPart`: the dtype of the optimizer states (the states themselves follow the
+  scenario's ``optimizer``: ``memory.optimizer_state_bytes_per_param``);
+- :class:`KernelsPart`: the activation kernels (norms, SwiGLU, attention, the loss) that decide
+  what each layer keeps for backward (``memory.activation_bytes_per_token_per_layer``);
+- :class:`BuffersPart`: communication buckets outside the gradients;
+- :class:`OffloadPart`: what CPU offload keeps in host memory.
 
-Sources: Megatron-LM ``megatron/training/theoretical_memory_usage.py`` (18 bytes/param, or
-6 + 12/d with the distributed optimizer); torchtitan ``parallelize_llama.py`` (FSDP2 with
-``MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32)`` over fp32 sharded parameters);
-Rajbhandari et al. 2020 (ZeRO, section 5: 2 + 2 + 12 bytes, stages 1-3); Hugging Face Trainer
-with ``bf16=True`` runs ``torch.autocast`` over fp32 weights.
+The named stacks are presets of these parts (``PRESETS``); per trained parameter under bf16
+mixed precision with AdamW, before sharding:
+
+==================== ============ ================ =================== ======================
+preset               weights      gradients        master + states     kernels
+==================== ============ ================ =================== ======================
+megatron             2            4 (fp32 buffer)  4 + 8               fused, cuDNN, vocab-par.
+fsdp                 0 (gathered) 4 (fp32)         4 + 8               eager, fp32 loss
+deepspeed            2            2 (bf16)         4 + 8               eager, fp32 loss
+hf                   4 (fp32)     4 (fp32)         0 + 8               eager-fp32, fp32 loss
+megatron-deepspeed   2            4 + 2, unsharded 4 + 8               fused norm, vocab-par.
+torchtitan           0 (gathered) 4 (fp32)         4 + 8               eager; compiled loss
+==================== ============ ================ =================== ======================
+
+A scenario picks a preset (``framework: fsdp``) or a preset with parts overridden
+(``framework: {base: fsdp, master_weights: bf16, loss: compiled}``; :data:`PART_KEYS` lists the
+keys and their values). The precision then sets what it fixes (:func:`resolve_profile`):
+``fp32`` trains fp32 weights, gradients and states without a master copy, ``bf16-pure`` the
+same in bf16 (adapters included: litgpt's ``bf16-true`` and torchtune cast the whole model),
+LoRA and QLoRA under mixed precision train fp32 adapters without a master copy (PEFT's
+``autocast_adapter_dtype``), whose gradients the stack reduces in its own reduce dtype
+(DeepSpeed's ZeRO optimizer in bf16); an explicit override wins over the precision.
+
+Sources, by part (the code that allocates each, at the commit read):
+
+- Megatron-LM ``d98e8a64``: ``megatron/training/arguments.py`` turns on
+  ``accumulate_allreduce_grads_in_fp32`` for bf16, so ``param_and_grad_buffer.py`` allocates
+  ``grad_data = torch.zeros(...)`` with ``grad_dtype = torch.float``;
+  ``optimizer/distrib_optimizer.py`` keeps ``shard_main_param = shard_model_param.clone().float()``.
+- PyTorch FSDP2: ``torchtitan/distributed/fsdp.py`` (torchtitan ``b5bcd76c``) builds
+  ``MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32)`` over fp32 sharded parameters;
+  PyTorch ``17a7e1e0`` ``torch/distributed/fsdp/_fully_shard/_fsdp_param.py``
+  ``to_accumulated_grad_if_needed`` upcasts an unsharded gradient to ``reduce_dtype`` while
+  gradient sync is off; ``_fsdp_collectives.py`` (``8fc2039d``) ``foreach_reduce`` copies one
+  unit's unsharded gradients into a ``reduce_dtype`` reduce-scatter input before freeing them.
+- DeepSpeed ``edaa7221``: ``runtime/engine.py`` ``_do_optimizer_sanity_check`` picks the
+  ``BF16_Optimizer`` for bf16 with fp32 gradient accumulation under ZeRO-1, whose
+  ``bf16_optimizer.py`` allocates ``fp32_groups_gradients_flat`` with ``torch.zeros_like`` over
+  the whole flat parameter group (unsharded) and ``fp32_groups_flat_partition`` over its shard;
+  ``runtime/zero/stage_1_and_2.py`` allocates ``ipg`` buckets of ``reduce_bucket_size``
+  elements in the bf16 dtype, a second one with ``overlap_comm``.
+- Megatron-DeepSpeed ``4efb479d``: ``megatron/model/__init__.py`` takes Apex's
+  ``MixedFusedRMSNorm``; ``megatron/model/transformer.py`` runs SwiGLU eagerly
+  (``F.silu(x[0]) * x[1]``) and ``repeat_kv`` before flash attention.
+- PyTorch DDP ``ad78a7b3``: ``torch/csrc/distributed/c10d/reducer.cpp``
+  ``initialize_buckets`` allocates every bucket's flattened ``gradients`` tensor, together the
+  size of all gradients (``gradient_as_bucket_view=False``, the default).
+- torchtitan ``bbb1b616`` (PR #1033, 2025-04-02): ``build_cross_entropy_loss`` compiles the
+  loss when ``training.compile`` is on.
 
 The per-framework activation choices, per element of the tensor (bytes):
 
-- RMSNorm: Megatron's fused (Transformer Engine / Apex) kernel keeps its bf16 input (2); the
-  eager kernels upcast first and keep the fp32 input (4), plus the normalised value when the
-  norm weight trains: bf16 in torchtitan (``type_as(x) * weight``, 2) and Hugging Face
-  (``weight * x.to(dtype)``, 2), fp32 in torchtune and litgpt (4, which the ``hf`` profile of
-  the single-process eager stacks takes). LayerNorm is
-  ``torch.native_layer_norm`` everywhere and keeps its bf16 input.
+- RMSNorm: a fused (Transformer Engine / Apex) kernel keeps its bf16 input (2); the eager
+  kernels upcast first and keep the fp32 input (4), plus the normalised value when the norm
+  weight trains: bf16 in torchtitan (``type_as(x) * weight``, 2) and Hugging Face
+  (``weight * x.to(dtype)``, 2), fp32 in torchtune and litgpt (4, the ``hf`` profile of the
+  single-process eager stacks). LayerNorm is ``torch.native_layer_norm`` everywhere and keeps
+  its bf16 input.
 - Grouped-query attention: the eager stacks repeat K and V to every query head before
   ``scaled_dot_product_attention`` (torchtitan ``repeat_kv``, Hugging Face ``repeat_kv``,
   torchtune and litgpt ``expand``), so the attention kernel keeps full-width K and V;
   Megatron's fused attention keeps the grouped K and V.
 - SwiGLU: Megatron's fused kernel keeps 6 bytes per FFN element (the fc1 output pair and the
   fc2 input), eager PyTorch 8 (gate, SiLU output, up, product).
-- Loss: Megatron's vocab-parallel cross-entropy keeps the bf16 logits and one fp32 softmax
-  (6 bytes per logit). The eager path upcasts the logits to fp32 and keeps the fp32 log-softmax;
-  its backward holds that, the fp32 gradient from the loss and the fp32 gradient of the
-  log-softmax at once (12 bytes per logit; torchtitan and torchtune free the bf16 logits before
-  backward, ``del pred`` / ``del logits``).
+- Loss, bytes per logit (:data:`LOSS_BYTES_PER_LOGIT`).
 
-Gradient accumulation under FSDP skips the reduce-scatter until the last micro-batch
-(``FullyShardedDataParallel.no_sync``, FSDP2 ``set_requires_gradient_sync(False)``; Lightning
-Fabric's ``no_backward_sync`` and Hugging Face Accelerate's ``accumulate`` call it), so each rank
-holds the whole model's gradients unsharded in the compute dtype while it accumulates (PyTorch
-``no_sync`` docstring: "gradients are accumulated ... in unsharded form").
+Gradient accumulation under FSDP skips the reduce-scatter until the last micro-batch in
+Hugging Face Accelerate and Lightning Fabric (``no_sync``, FSDP2
+``set_requires_gradient_sync(False)``), so each rank holds the whole model's gradients
+unsharded while it accumulates; torchtitan reduce-scatters every micro-batch.
 
 Measured for litgpt 0.4.12 on the CPU with ``torch.autograd.graph.saved_tensors_hooks``
 (every saved tensor of one layer, by op): full fine-tuning keeps ``28 h + 8 F`` bytes per token
-per layer for a grouped-query Llama, which this table gives exactly.
+per layer for a grouped-query Llama, which the ``hf`` kernels give exactly.
 
-Overlap of the sharded optimizer's parameter all-gather: Megatron-Core's distributed optimizer
-gathers the updated parameters bucket by bucket under the next step's forward pass
-(``--overlap-param-gather``, on in NeMo's and Megatron-LM's published configurations) and FSDP
-prefetches each layer's parameters during the previous layer's forward pass
-(``forward_prefetch``; FSDP2 prefetches one layer ahead by default). DeepSpeed's ZeRO-1/2
-gathers them at the end of ``step()``, after compute, so that gather is exposed; its
-``overlap_comm`` overlaps the gradient reduction only.
-
-Fused kernels: Megatron-Core runs Transformer Engine's (or Apex's) fused norms, SwiGLU, RoPE and
-vocab-parallel cross-entropy (``megatron/core/fusions``); the PyTorch stacks run the eager ops
-unless compiled (``traffic.py`` counts the bytes of each).
-
-Pipeline sends: Megatron-Core's interleaved 1F1B schedule posts each chunk's send and receive
-asynchronously and computes the next chunk meanwhile (``overlap_p2p_comm``, set with a virtual
-pipeline in ``megatron/core/pipeline_parallel/schedules.py`` and NeMo's configurations).
-
-Attention kernel: Transformer Engine's ``DotProductAttention`` picks cuDNN's fused attention on
-Hopper and later (``transformer_engine/pytorch/attention``, backend selection); the PyTorch stacks
-call ``scaled_dot_product_attention``, whose flash backend is FlashAttention-2
+Schedules (not parts): Megatron-Core's distributed optimizer gathers the updated parameters
+under the next forward (``--overlap-param-gather``) and FSDP prefetches each layer's
+parameters; DeepSpeed's ZeRO-1/2 gathers them at the end of ``step()``, exposed. Megatron-Core's
+interleaved 1F1B overlaps pipeline sends (``overlap_p2p_comm``). Fused memory-bound kernels
+(``traffic.py``) run in Megatron-Core (``megatron/core/fusions``). Transformer Engine picks
+cuDNN's fused attention on Hopper and later; the PyTorch stacks run FlashAttention-2
 (``kernels.attention_share_of_peak`` has both).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-FRAMEWORK_CODES = ("megatron", "fsdp", "deepspeed", "hf")
+from gpuplan.errors import InputError
+from gpuplan.limits import shown
+
+if TYPE_CHECKING:
+    from gpuplan.workload.job import TrainingJob
+
+BF16 = 2.0
+FP32 = 4.0
+DTYPE_BYTES: dict[str, float] = {"fp32": FP32, "bf16": BF16}
+"""Bytes per element of the dtypes a part names (fp16 trains as bf16 does: 2 bytes)."""
+
+
+class FrameworkError(InputError):
+    """A framework section that names an unknown preset, part or value."""
+
+
+# --- parts ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WeightsPart:
+    """Module parameters and the master copy the optimizer updates.
+
+    ``param_dtype``: the dtype the forward reads (``bf16``; ``fp32`` for Hugging Face's AMP over
+    fp32 weights). ``residency``: ``persistent`` when every rank keeps its compute copy
+    (Megatron-LM ``param_and_grad_buffer.py`` ``param_data``, DeepSpeed ``bf16_groups_flat``),
+    ``gathered`` when only a shard persists and each unit's compute copy is all-gathered for its
+    forward and backward (PyTorch FSDP2 ``_fsdp_param.py``: "the sharded parameter ... is the
+    only contributor to parameter memory"). ``master_weights``: ``fp32`` (Megatron-LM
+    ``distrib_optimizer.py`` ``shard_model_param.clone().float()``; DeepSpeed
+    ``fp32_groups_flat_partition``; FSDP2's fp32 sharded parameter), ``bf16`` (FSDP2 over a
+    model cast to bf16 before ``fully_shard``) or ``none`` (the parameters are what the optimizer
+    updates).
+    """
+
+    param_dtype: str = "bf16"
+    residency: str = "persistent"
+    master_weights: str = "fp32"
+
+    @property
+    def optimizer_dtype(self) -> str:
+        """The dtype of the tensor the optimizer updates: the master copy, else the parameters."""
+        return self.param_dtype if self.master_weights == "none" else self.master_weights
+
+
+@dataclass(frozen=True)
+class GradientsPart:
+    """Gradients: what the optimizer reads, how they are reduced and how long they live.
+
+    ``dtype``: the gradient the optimizer reads, ``fp32`` (Megatron-LM's ``main_grad`` buffer,
+    ``grad_dtype = torch.float if grad_reduce_in_fp32``; DeepSpeed ``BF16_Optimizer``
+    ``fp32_groups_gradients_flat``), ``bf16`` (DeepSpeed ZeRO-1/2 ``averaged_gradients``), or
+    ``param``: the dtype of the tensor the optimizer updates (FSDP2 casts the reduce-scatter
+    output to the sharded parameter's dtype; DDP's gradients are the fp32 parameters').
+    ``reduce_dtype``: what the data-parallel reduction carries (FSDP2 ``reduce_dtype``).
+    ``sharding``: ``stage`` shards them over the data-parallel ranks from ZeRO-2 on, ``none``
+    never (``BF16_Optimizer`` allocates the flat fp32 buffer over the whole group).
+    ``persistent``: a buffer that lives across steps (Megatron-LM, DeepSpeed) rather than
+    gradients freed by ``zero_grad(set_to_none=True)``. ``compute_copy``: the bf16 ``.grad`` of
+    every parameter lives beside the fp32 buffer until the step (``BF16_Optimizer`` accumulates
+    it into the fp32 buffer and clears it only in ``zero_grad``). ``accumulation``:
+    ``unsharded`` when gradient accumulation under FSDP skips the reduce-scatter until the last
+    micro-batch and holds the whole model's gradients in ``reduce_dtype``
+    (``to_accumulated_grad_if_needed``), ``sharded`` when it reduces every micro-batch.
+    """
+
+    dtype: str = "fp32"
+    reduce_dtype: str = "fp32"
+    sharding: str = "stage"
+    persistent: bool = True
+    compute_copy: bool = False
+    accumulation: str = "sharded"
+
+
+@dataclass(frozen=True)
+class OptimizerPart:
+    """The optimizer states' dtype: ``param`` follows the tensor the optimizer updates
+    (``torch.optim.AdamW`` ``torch.zeros_like(p)``; the fp32 master under Megatron-LM and
+    DeepSpeed), or ``fp32`` / ``bf16`` explicitly (Megatron-Core's precision-aware optimizer,
+    ``--exp-avg-dtype``). The states per parameter follow the scenario's ``optimizer``
+    (``memory.optimizer_state_bytes_per_param``); ZeRO-1 and above shard them, expert states
+    over the expert data-parallel ranks (``memory.model_state_bytes``)."""
+
+    states: str = "param"
+
+
+LOSS_BYTES_PER_LOGIT: dict[str, float] = {
+    "fp32": 12.0,
+    "vocab-parallel": 6.0,
+    "chunked": 4.0,
+    "fused": 4.0,
+    "compiled": 6.0,
+}
+"""Bytes per logit the loss holds at its peak, its backward:
+
+- ``fp32``: the eager path upcasts the logits and keeps the fp32 log-softmax; its backward holds
+  that, the fp32 gradient from the loss and the fp32 gradient of the log-softmax at once (12;
+  torchtitan and torchtune free the bf16 logits before backward, ``del pred`` / ``del logits``);
+- ``vocab-parallel``: Megatron's vocab-parallel cross-entropy keeps the bf16 logits and one fp32
+  softmax (6; ``megatron/core/tensor_parallel/cross_entropy.py``);
+- ``chunked`` and ``fused``: the bf16 logits and their log-probabilities (bf16 in litgpt's
+  ``chunked_cross_entropy``; fp32 per chunk after torchtune's ``CEWithChunkedOutputLoss`` frees
+  the bf16 chunks), 4;
+- ``compiled``: ``torch.compile`` of ``cross_entropy(pred.float(), labels)`` (torchtitan's loss):
+  AOTAutograd's min-cut partitioner saves the fp32 log-softmax for backward, whose fused kernel
+  writes the bf16 gradient, 4 + 2 = 6 (traced on PyTorch 2.13 with
+  ``functorch.compile.min_cut_rematerialization_partition``: forward saves one fp32 tensor of
+  the logits' shape, backward returns bf16).
+"""
+
+
+@dataclass(frozen=True)
+class KernelsPart:
+    """The activation kernels, which decide what each layer keeps for backward (module
+    docstring): ``norm`` ``fused`` (bf16 input only), ``eager`` (fp32 input and the bf16
+    normalised value) or ``eager-fp32`` (fp32 input and fp32 normalised value); ``swiglu``
+    ``fused`` (6 bytes per FFN element) or ``eager`` (8); ``attention`` the kernel the speed
+    model times (``flash2``, ``cudnn`` or ``eager``); ``repeat_kv`` whether K and V are repeated
+    to every query head before the kernel; ``loss`` (:data:`LOSS_BYTES_PER_LOGIT`);
+    ``loss_parallel`` whether the logits stay split over tensor parallel (Megatron's
+    vocab-parallel loss, torchtitan's ``loss_parallel``) or the output head is gathered to every
+    rank (DTensor TP with ``use_local_output``); ``fused`` whether the memory-bound ops run
+    fused (``traffic.py``)."""
+
+    norm: str = "eager"
+    swiglu: str = "eager"
+    attention: str = "flash2"
+    repeat_kv: bool = True
+    loss: str = "fp32"
+    loss_parallel: bool = True
+    fused: bool = False
+
+    @property
+    def norm_input_bytes(self) -> float:
+        return BF16 if self.norm == "fused" else FP32
+
+    @property
+    def norm_output_bytes(self) -> float:
+        return {"fused": 0.0, "eager": BF16, "eager-fp32": FP32}[self.norm]
+
+    @property
+    def swiglu_bytes_per_element(self) -> float:
+        return 6.0 if self.swiglu == "fused" else 8.0
+
+
+@dataclass(frozen=True)
+class BuffersPart:
+    """Gradient communication buffers outside the gradients themselves. ``gradient_buckets``:
+    ``none`` (Megatron-LM's buckets are views of its gradient buffer; FSDP's reduce-scatter
+    buffers are counted with its gathered units), ``ddp`` (PyTorch DDP's ``Reducer`` keeps a
+    flattened copy of every gradient in its buckets, ``reducer.cpp``), or ``ipg`` (DeepSpeed
+    ZeRO-1/2: ``bucket_count`` buckets of ``bucket_elements`` elements in the gradient dtype;
+    ``hidden^2`` is the Hugging Face integration's ``"auto"`` ``reduce_bucket_size``)."""
+
+    gradient_buckets: str = "none"
+    bucket_elements: float | str = 0.0
+    bucket_count: int = 2
+
+
+@dataclass(frozen=True)
+class OffloadPart:
+    """What CPU offload keeps in host memory per offloaded parameter (``memory.host_memory``):
+    the master copy (or the parameters' shard), its optimizer states and a host copy of its
+    gradient; ``staging_copy`` adds DeepSpeed ZeRO-Offload's bf16 copy of the partition
+    (``stage_1_and_2.py`` ``param_buffer_of_bit16_for_cpu_offload_groups``). ``pin_memory``
+    pins the master, gradient and staging copies (DeepSpeed ``offload_optimizer.pin_memory``;
+    FSDP2 ``CPUOffloadPolicy(pin_memory=True)``; Megatron-Core ``HybridDeviceOptimizer``
+    ``pin_cpu_grads`` / ``pin_cpu_params``); the optimizer states are ordinary host memory."""
+
+    staging_copy: bool = False
+    pin_memory: bool = True
 
 
 @dataclass(frozen=True)
 class FrameworkProfile:
-    """Memory behaviour of one training stack; see the module docstring for the sources."""
+    """One training stack: its parts, its allocator overhead and its schedules."""
 
     name: str
-    compute_weight_bytes: float
-    gradient_bytes: float
-    master_bytes: float
-    swiglu_bytes_per_element: float
-    rmsnorm_input_bytes: float
-    rmsnorm_output_bytes: float
-    repeats_kv_heads: bool
-    logit_bytes_per_element: float
-    gradient_bucket_elements: float
+    weights: WeightsPart
+    gradients: GradientsPart
+    optimizer: OptimizerPart
+    kernels: KernelsPart
+    buffers: BuffersPart
+    offload: OffloadPart
     fragmentation: float
     selective_every_other_matmul: bool = False
-    persistent_gradients: bool = False
-    accumulates_unsharded_gradients: bool = False
     overlaps_parameter_gather: bool = False
-    fused_kernels: bool = False
-    attention_kernel: str = "flash2"
     overlaps_pipeline_sends: bool = False
+    version: str | None = None
+
+    # flat views the vectorised formulas gather per layout (:func:`profile_values`)
+    @property
+    def attention_kernel(self) -> str:
+        return self.kernels.attention
+
+    @property
+    def fused_kernels(self) -> bool:
+        return self.kernels.fused
+
+    @property
+    def gradient_reduce_bytes(self) -> float:
+        return DTYPE_BYTES[self.resolved_dtype(self.gradients.reduce_dtype)]
+
+    @property
+    def persistent_gradients(self) -> bool:
+        return self.gradients.persistent
+
+    @property
+    def swiglu_bytes_per_element(self) -> float:
+        return self.kernels.swiglu_bytes_per_element
+
+    @property
+    def rmsnorm_input_bytes(self) -> float:
+        return self.kernels.norm_input_bytes
+
+    @property
+    def rmsnorm_output_bytes(self) -> float:
+        return self.kernels.norm_output_bytes
+
+    @property
+    def repeats_kv_heads(self) -> bool:
+        return self.kernels.repeat_kv
+
+    @property
+    def logit_bytes_per_element(self) -> float:
+        return LOSS_BYTES_PER_LOGIT[self.kernels.loss]
+
+    @property
+    def loss_is_parallel(self) -> bool:
+        return self.kernels.loss_parallel
+
+    def resolved_dtype(self, dtype: str) -> str:
+        """A part's dtype with ``param`` replaced by the dtype of the tensor the optimizer updates."""
+        return self.weights.optimizer_dtype if dtype == "param" else dtype
+
+    def describe(self) -> dict[str, Any]:
+        """The profile as JSON: its name, version and every part's fields, with ``param``
+        dtypes resolved to the dtype they stand for."""
+        parts: dict[str, dict[str, Any]] = {}
+        for name in ("weights", "gradients", "optimizer", "kernels", "buffers", "offload"):
+            part = getattr(self, name)
+            parts[name] = {f.name: getattr(part, f.name) for f in fields(part)}
+        for name, key in (
+            ("gradients", "dtype"),
+            ("gradients", "reduce_dtype"),
+            ("optimizer", "states"),
+        ):
+            parts[name][key] = self.resolved_dtype(parts[name][key])
+        return {"name": self.name, "version": self.version, "parts": parts}
 
 
-PROFILES: dict[str, FrameworkProfile] = {
+_EAGER = KernelsPart()
+PRESETS: dict[str, FrameworkProfile] = {
     "megatron": FrameworkProfile(
         name="megatron",
-        compute_weight_bytes=2,
-        gradient_bytes=4,
-        master_bytes=4,
-        swiglu_bytes_per_element=6,
-        rmsnorm_input_bytes=2,
-        rmsnorm_output_bytes=0,
-        repeats_kv_heads=False,
-        logit_bytes_per_element=6,
-        gradient_bucket_elements=0,
+        weights=WeightsPart(),
+        gradients=GradientsPart(),
+        optimizer=OptimizerPart(),
+        kernels=KernelsPart(
+            norm="fused",
+            swiglu="fused",
+            attention="cudnn",
+            repeat_kv=False,
+            loss="vocab-parallel",
+            fused=True,
+        ),
+        buffers=BuffersPart(),
+        offload=OffloadPart(),
         fragmentation=0.05,
-        persistent_gradients=True,
         overlaps_parameter_gather=True,
-        fused_kernels=True,
-        attention_kernel="cudnn",
         overlaps_pipeline_sends=True,
     ),
     "fsdp": FrameworkProfile(
         name="fsdp",
-        compute_weight_bytes=0,
-        gradient_bytes=4,
-        master_bytes=4,
-        swiglu_bytes_per_element=8,
-        rmsnorm_input_bytes=4,
-        rmsnorm_output_bytes=2,
-        repeats_kv_heads=True,
-        logit_bytes_per_element=12,
-        gradient_bucket_elements=0,
+        weights=WeightsPart(residency="gathered"),
+        gradients=GradientsPart(dtype="param", persistent=False, accumulation="unsharded"),
+        optimizer=OptimizerPart(),
+        kernels=_EAGER,
+        buffers=BuffersPart(),
+        offload=OffloadPart(),
         fragmentation=0.06,
         selective_every_other_matmul=True,
-        accumulates_unsharded_gradients=True,
         overlaps_parameter_gather=True,
     ),
     "deepspeed": FrameworkProfile(
         name="deepspeed",
-        compute_weight_bytes=2,
-        gradient_bytes=2,
-        master_bytes=4,
-        swiglu_bytes_per_element=8,
-        rmsnorm_input_bytes=4,
-        rmsnorm_output_bytes=2,
-        repeats_kv_heads=True,
-        logit_bytes_per_element=12,
-        gradient_bucket_elements=0,
+        weights=WeightsPart(),
+        gradients=GradientsPart(dtype="bf16", reduce_dtype="bf16"),
+        optimizer=OptimizerPart(),
+        kernels=_EAGER,
+        buffers=BuffersPart(gradient_buckets="ipg", bucket_elements="hidden^2", bucket_count=2),
+        offload=OffloadPart(staging_copy=True),
         fragmentation=0.08,
-        persistent_gradients=True,
     ),
     "hf": FrameworkProfile(
         name="hf",
-        compute_weight_bytes=4,
-        gradient_bytes=4,
-        master_bytes=0,
-        swiglu_bytes_per_element=8,
-        rmsnorm_input_bytes=4,
-        rmsnorm_output_bytes=4,
-        repeats_kv_heads=True,
-        logit_bytes_per_element=12,
-        gradient_bucket_elements=25e6,
+        weights=WeightsPart(param_dtype="fp32", master_weights="none"),
+        gradients=GradientsPart(dtype="param", reduce_dtype="param", persistent=False),
+        optimizer=OptimizerPart(),
+        kernels=replace(_EAGER, norm="eager-fp32"),
+        buffers=BuffersPart(gradient_buckets="ddp"),
+        offload=OffloadPart(staging_copy=True),
         fragmentation=0.08,
     ),
+    "megatron-deepspeed": FrameworkProfile(
+        name="megatron-deepspeed",
+        weights=WeightsPart(),
+        gradients=GradientsPart(sharding="none", compute_copy=True),
+        optimizer=OptimizerPart(),
+        kernels=KernelsPart(norm="fused", loss="vocab-parallel"),
+        buffers=BuffersPart(),
+        offload=OffloadPart(staging_copy=True),
+        fragmentation=0.08,
+    ),
+    "torchtitan": FrameworkProfile(
+        name="torchtitan",
+        weights=WeightsPart(residency="gathered"),
+        gradients=GradientsPart(dtype="param", persistent=False),
+        optimizer=OptimizerPart(),
+        kernels=_EAGER,
+        buffers=BuffersPart(),
+        offload=OffloadPart(),
+        fragmentation=0.06,
+        selective_every_other_matmul=True,
+        overlaps_parameter_gather=True,
+    ),
 }
+"""The named stacks (module docstring). ``megatron-deepspeed`` is Megatron's model code with
+DeepSpeed's engine: ZeRO-1 with the ``BF16_Optimizer`` (bf16 weights, fp32 master partition,
+unsharded fp32 gradients beside the bf16 ones), Apex's fused RMSNorm, eager SwiGLU, repeated K/V
+before FlashAttention-2 and the vocab-parallel loss."""
+
+FRAMEWORK_CODES = tuple(PRESETS)
+PROFILES = PRESETS
+"""The presets by name (the speed model reads them through :func:`job_profiles`)."""
+
+
+# --- torchtitan versions -----------------------------------------------------------------------
+
+TORCHTITAN_RELEASES: dict[str, dt.date] = {
+    "v0.1.0": dt.date(2025, 6, 17),
+    "v0.2.0": dt.date(2025, 10, 17),
+    "v0.2.1": dt.date(2025, 12, 26),
+    "v0.2.2": dt.date(2026, 2, 20),
+}
+"""torchtitan's release tags and their commit dates (github.com/pytorch/torchtitan tags)."""
+TORCHTITAN_COMPILED_LOSS = dt.date(2025, 4, 2)
+"""torchtitan ``bbb1b616`` (PR #1033, merged 2025-04-02): ``build_cross_entropy_loss`` wraps the
+loss in ``torch.compile`` when ``training.compile`` is on; before it the loss ran eagerly
+("compiling loss function causes CUDA errors, turning off for now")."""
+
+
+def torchtitan_date(version: str) -> dt.date:
+    """A torchtitan version as the date of its code: a release tag (``v0.1.0``) or the date of
+    the commit trained (``2025-04``, ``2025-04-02``)."""
+    text = version.strip().lower()
+    if text in TORCHTITAN_RELEASES:
+        return TORCHTITAN_RELEASES[text]
+    for pattern in ("%Y-%m-%d", "%Y-%m"):
+        try:
+            return dt.datetime.strptime(text, pattern).date()
+        except ValueError:
+            continue
+    raise FrameworkError(
+        f"framework.version: {shown(version)} is not a torchtitan release "
+        f"({', '.join(TORCHTITAN_RELEASES)}) or a commit date (2025-04 or 2025-04-02)"
+    )
+
+
+# --- overrides ---------------------------------------------------------------------------------
+
+PART_KEYS: dict[str, tuple[str, str, tuple[Any, ...] | type]] = {
+    "param_dtype": ("weights", "param_dtype", ("bf16", "fp32")),
+    "weights": ("weights", "residency", ("persistent", "gathered")),
+    "master_weights": ("weights", "master_weights", ("fp32", "bf16", "none")),
+    "gradients": ("gradients", "dtype", ("fp32", "bf16", "param")),
+    "reduce_dtype": ("gradients", "reduce_dtype", ("fp32", "bf16", "param")),
+    "gradient_sharding": ("gradients", "sharding", ("stage", "none")),
+    "persistent_gradients": ("gradients", "persistent", bool),
+    "compute_gradients": ("gradients", "compute_copy", bool),
+    "gradient_accumulation": ("gradients", "accumulation", ("sharded", "unsharded")),
+    "optimizer_states": ("optimizer", "states", ("param", "fp32", "bf16")),
+    "norm": ("kernels", "norm", ("fused", "eager", "eager-fp32")),
+    "swiglu": ("kernels", "swiglu", ("fused", "eager")),
+    "attention": ("kernels", "attention", ("flash2", "cudnn", "eager")),
+    "repeat_kv": ("kernels", "repeat_kv", bool),
+    "loss": ("kernels", "loss", tuple(LOSS_BYTES_PER_LOGIT)),
+    "loss_parallel": ("kernels", "loss_parallel", bool),
+    "fused_kernels": ("kernels", "fused", bool),
+    "gradient_buckets": ("buffers", "gradient_buckets", ("none", "ddp", "ipg")),
+    "bucket_elements": ("buffers", "bucket_elements", float),
+    "bucket_count": ("buffers", "bucket_count", int),
+    "offload_staging": ("offload", "staging_copy", bool),
+    "pin_memory": ("offload", "pin_memory", bool),
+}
+"""Scenario keys of a ``framework`` mapping: key -> (part, field, accepted values or type).
+``bucket_elements`` is a number of elements or ``hidden^2``."""
+FRAMEWORK_KEYS = ("base", "version", *PART_KEYS)
+
+
+def parse_framework(value: Any) -> tuple[str, tuple[tuple[str, Any], ...]]:
+    """A scenario's ``framework``: a preset name (or ``auto``), or a mapping with ``base`` and
+    part overrides. Returns the base and the validated overrides (``version`` among them)."""
+    if isinstance(value, str):
+        return _base(value), ()
+    if not isinstance(value, Mapping):
+        raise FrameworkError(
+            f"framework: expected a name ({', '.join(('auto', *FRAMEWORK_CODES))}) or a mapping "
+            f"of {', '.join(FRAMEWORK_KEYS)}"
+        )
+    from gpuplan.limits import check_known_keys
+
+    check_known_keys(value, FRAMEWORK_KEYS, "framework.", FrameworkError)
+    base = _base(value.get("base", "auto"), "framework.base")
+    overrides = tuple(
+        (key, check_part_value(key, value[key])) for key in FRAMEWORK_KEYS[2:] if key in value
+    )
+    if "version" in value:
+        if base != "torchtitan":
+            raise FrameworkError(
+                f"framework.version: only the torchtitan preset has versions, base is {base}"
+            )
+        torchtitan_date(str(value["version"]))
+        overrides = (("version", str(value["version"])), *overrides)
+    return base, overrides
+
+
+def _base(value: Any, where: str = "framework") -> str:
+    text = str(value).strip().lower()
+    accepted = ("auto", *FRAMEWORK_CODES)
+    if text not in accepted:
+        raise FrameworkError(f"{where}: {shown(value)} is not one of {', '.join(accepted)}")
+    return text
+
+
+def check_part_value(key: str, value: Any) -> Any:
+    """``value`` for part key ``key`` (:data:`PART_KEYS`), or a one-line error naming both."""
+    if key not in PART_KEYS:
+        raise FrameworkError(
+            f"framework.{key}: unknown part key; accepted: {', '.join(FRAMEWORK_KEYS)}"
+        )
+    accepted = PART_KEYS[key][2]
+    where = f"framework.{key}"
+    if accepted is bool:
+        if not isinstance(value, bool):
+            raise FrameworkError(f"{where}: expected true or false, got {shown(value)}")
+        return value
+    if accepted is int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise FrameworkError(f"{where}: expected a whole number >= 1, got {shown(value)}")
+        return value
+    if accepted is float:
+        if isinstance(value, str) and value.strip().lower() == "hidden^2":
+            return "hidden^2"
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+            raise FrameworkError(
+                f"{where}: expected a number of elements >= 0 or hidden^2, got {shown(value)}"
+            )
+        return float(value)
+    assert isinstance(accepted, tuple)
+    text = str(value).strip().lower()
+    if text not in accepted:
+        raise FrameworkError(f"{where}: {shown(value)} is not one of {', '.join(accepted)}")
+    return text
+
+
+def _override(profile: FrameworkProfile, key: str, value: Any) -> FrameworkProfile:
+    part_name, field_name, _ = PART_KEYS[key]
+    part = replace(getattr(profile, part_name), **{field_name: value})
+    return replace(profile, **{part_name: part})
+
+
+# --- resolution --------------------------------------------------------------------------------
+
+
+def resolve_profile(name: str, job: TrainingJob | None = None) -> FrameworkProfile:
+    """Preset ``name`` as ``job`` trains it: first the precision and method (module docstring),
+    then the stack's version (torchtitan compiles the loss from 2025-04-02 when the model is
+    compiled), then the scenario's ``fused_loss`` and ``attention_kernel``, last the scenario's
+    part overrides, which win."""
+    profile = PRESETS[name]
+    if job is None:
+        return profile
+    weights, gradients = profile.weights, profile.gradients
+    if job.precision == "bf16-pure":
+        weights = replace(weights, param_dtype="bf16", master_weights="none")
+        gradients = replace(gradients, dtype="bf16", reduce_dtype="bf16")
+    elif job.precision == "fp32":
+        weights = replace(weights, param_dtype="fp32", master_weights="none")
+        gradients = replace(gradients, dtype="fp32", reduce_dtype="fp32")
+    elif job.is_adapter:
+        weights = replace(weights, param_dtype="fp32", master_weights="none")
+        gradients = replace(gradients, dtype="fp32")
+    profile = replace(profile, weights=weights, gradients=gradients)
+    overrides = dict(job.framework_parts)
+    if name == "torchtitan":
+        version = overrides.get("version")
+        profile = replace(profile, version=version)
+        compiles_loss = version is None or torchtitan_date(version) >= TORCHTITAN_COMPILED_LOSS
+        if job.compile and compiles_loss:
+            profile = _override(profile, "loss", "compiled")
+    if job.fused_loss:
+        profile = _override(profile, "loss", "chunked")
+    if job.attention_kernel:
+        profile = _override(profile, "attention", job.attention_kernel)
+    for key, value in job.framework_parts:
+        if key != "version":
+            profile = _override(profile, key, value)
+    return profile
+
+
+ZERO_STAGES_OF_PRESET = {"megatron-deepspeed": (0, 1)}
+"""ZeRO stages a preset runs, where fewer than all: DeepSpeed picks the ``BF16_Optimizer`` only
+for ZeRO-0/1 (``engine.py`` ``_do_optimizer_sanity_check``), its ZeRO-2/3 optimizers are the
+``deepspeed`` preset's."""
+
+
+def zero_stages(framework: str) -> tuple[int, ...]:
+    """ZeRO stages a layout of ``framework`` may take (all of 0-3 unless
+    :data:`ZERO_STAGES_OF_PRESET` says otherwise)."""
+    return ZERO_STAGES_OF_PRESET.get(framework, (0, 1, 2, 3))
+
+
+def job_profiles(job: TrainingJob | None) -> tuple[FrameworkProfile, ...]:
+    """Every preset as ``job`` trains it, indexed like :data:`FRAMEWORK_CODES`."""
+    return tuple(resolve_profile(name, job) for name in FRAMEWORK_CODES)
 
 
 def resolve_framework_codes(
@@ -190,7 +659,25 @@ def resolve_framework_codes(
     )
 
 
-def profile_values(codes: npt.NDArray[np.int64], attribute: str) -> npt.NDArray[np.float64]:
-    """One profile attribute per layout, gathered from the framework codes."""
-    table = np.array([float(getattr(PROFILES[name], attribute)) for name in FRAMEWORK_CODES])
-    return table[codes]
+def profile_values(
+    codes: npt.NDArray[np.int64],
+    attribute: str,
+    profiles: Sequence[FrameworkProfile] | None = None,
+) -> npt.NDArray[np.float64]:
+    """One profile attribute per layout, gathered from the framework codes; ``profiles`` are
+    the presets as the job trains them (:func:`job_profiles`), the bare presets by default."""
+    table = np.array(
+        [float(getattr(profile, attribute)) for profile in (profiles or job_profiles(None))]
+    )
+    return np.asarray(table[codes], dtype=float)
+
+
+def describe_framework(job: TrainingJob, code: int) -> dict[str, Any]:
+    """The profile a layout used, as JSON: the preset, the scenario's base and overrides, and
+    every part's fields."""
+    profile = resolve_profile(FRAMEWORK_CODES[code], job)
+    return {
+        **profile.describe(),
+        "base": job.framework,
+        "overrides": {key: value for key, value in job.framework_parts},
+    }

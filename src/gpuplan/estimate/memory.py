@@ -24,20 +24,29 @@ arrays and broadcasts.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
 
-from gpuplan.estimate.frameworks import profile_values, resolve_framework_codes
+from gpuplan.estimate.frameworks import (
+    BF16,
+    DTYPE_BYTES,
+    FP32,
+    FRAMEWORK_CODES,
+    FrameworkProfile,
+    job_profiles,
+    profile_values,
+    resolve_framework_codes,
+    resolve_profile,
+)
 from gpuplan.strategy import Layout
 from gpuplan.workload.job import TrainingJob
 from gpuplan.workload.model import ModelSpec
 
 FloatArray = npt.NDArray[np.float64]
 
-BF16 = 2.0
-FP32 = 4.0
 NF4_BYTES_PER_PARAM = 0.5
 NF4_BLOCK = 64
 DOUBLE_QUANT_BLOCK = 256
@@ -67,7 +76,9 @@ PARTS = (
 
 @dataclass(frozen=True)
 class MemoryEstimate:
-    """Per-rank memory in bytes, each an array over the layouts (0-d for one layout)."""
+    """Per-rank memory in bytes, each an array over the layouts (0-d for one layout), and the
+    host memory per node that CPU offload takes (``host_capacity_bytes`` NaN where the node's
+    RAM is unknown)."""
 
     parts: dict[str, FloatArray]
     allocated_bytes: FloatArray
@@ -75,6 +86,17 @@ class MemoryEstimate:
     peak_bytes: FloatArray
     capacity_bytes: float
     safety_margin: float
+    host_bytes: FloatArray
+    host_pinned_bytes: FloatArray
+    host_capacity_bytes: FloatArray
+
+    @property
+    def host_fits(self) -> npt.NDArray[np.bool_]:
+        """Whether the offloaded states fit the node's RAM less :data:`HOST_MEMORY_MARGIN`
+        (true where nothing is offloaded or the RAM is unknown)."""
+        known = ~np.isnan(self.host_capacity_bytes)
+        limit = np.where(known, self.host_capacity_bytes, np.inf) * (1.0 - HOST_MEMORY_MARGIN)
+        return np.asarray((self.host_bytes == 0) | (self.host_bytes <= limit), dtype=bool)
 
     @property
     def fits(self) -> npt.NDArray[np.bool_]:
@@ -88,22 +110,44 @@ class MemoryEstimate:
 
 # --- model states -----------------------------------------------------------------------------
 
+FP8_WEIGHT_BYTES = 1.0
+"""fp8 training keeps an fp8 copy of each weight beside the bf16 one (Transformer Engine's fp8
+weight cache; torchao's float8 linear casts per step)."""
+BNB_BLOCK = 2048
+"""bitsandbytes' block-wise 8-bit optimizers keep one fp32 absmax per block of 2048 values per
+state (``bitsandbytes/optim/optimizer.py`` ``Optimizer2State.init_state``, ``blocks = n // 2048``,
+commit 06029dd6; later releases use blocks of 256)."""
 
-def optimizer_state_bytes_per_param(job: TrainingJob) -> float:
-    """Optimizer state per trained parameter, without the master copy.
 
-    AdamW: two fp32 moments, 8 bytes (Loshchilov & Hutter 2019); 8-bit AdamW: two 8-bit moments
-    plus block-wise fp32 scales, 2 bytes + 8/2048 (Dettmers et al. 2022, block size 2048);
-    SGD with momentum: 4; Adafactor: factored second moments, 4 * (rows + cols) per matrix
-    (Shazeer & Stern 2018), written here as a per-parameter average. States follow the
-    parameter dtype under ``bf16-pure`` (half the bytes).
+def optimizer_state_bytes_per_param(
+    job: TrainingJob, profile: FrameworkProfile | None = None
+) -> float:
+    """Optimizer state per trained parameter, without the master copy, under ``profile`` (by
+    default the job's framework as a single rank runs it).
+
+    AdamW: two moments in the states' dtype (``torch.optim.AdamW`` ``exp_avg`` and ``exp_avg_sq``
+    as ``torch.zeros_like(p)``: fp32 over an fp32 master, bf16 over bf16 weights; Loshchilov &
+    Hutter 2019); SGD with momentum: one (``momentum_buffer = torch.clone(grad)``); 8-bit AdamW:
+    two uint8 states plus one fp32 absmax per :data:`BNB_BLOCK` values each (Dettmers et al.
+    2022); Adafactor: factored second moments, 4 * (rows + cols) per matrix, fp32 whatever the
+    parameter dtype (``transformers`` ``Adafactor`` upcasts bf16 gradients; Shazeer & Stern
+    2018), written here as a per-parameter average.
     """
     if job.optimizer == "adamw-8bit":
-        return 2.0 + 8.0 / 2048
+        return 2.0 + 2.0 * FP32 / BNB_BLOCK
     if job.optimizer == "adafactor":
         return FP32 * _factored_state_fraction(job.model)
-    state = {"adamw": 8.0, "sgd": 4.0}[job.optimizer]
-    return state / 2 if job.precision == "bf16-pure" else state
+    profile = profile or single_rank_profile(job)
+    element = DTYPE_BYTES[profile.resolved_dtype(profile.optimizer.states)]
+    return {"adamw": 2.0, "sgd": 1.0}[job.optimizer] * element
+
+
+def single_rank_profile(job: TrainingJob) -> FrameworkProfile:
+    """The job's framework as it runs without model parallelism (``auto`` under ZeRO-1 picks
+    DeepSpeed): the profile of what a checkpoint stores and a rank updates."""
+    one = np.asarray(1)
+    code = int(resolve_framework_codes(job.framework, one, one, one))
+    return resolve_profile(FRAMEWORK_CODES[code], job)
 
 
 def _factored_state_fraction(model: ModelSpec) -> float:
@@ -114,6 +158,71 @@ def _factored_state_fraction(model: ModelSpec) -> float:
     if model.gated_mlp:
         shapes.append((d, width))
     return sum(r + c for r, c in shapes) / sum(r * c for r, c in shapes)
+
+
+@dataclass(frozen=True)
+class ParameterBytes:
+    """Bytes per trained parameter under one profile, before any sharding: the persistent
+    weights (``frameworks.WeightsPart``: 0 when only the master shard persists), fp8 training's
+    fp8 copy of them, the master copy,
+    the optimizer states, the gradients the optimizer reads, the bf16 gradients kept beside an
+    fp32 buffer, the unsharded accumulation of FSDP's skipped reduce-scatters, the gradient
+    reduction, whether ZeRO-2 shards the gradients, and one element in the parameter dtype."""
+
+    weights: float
+    fp8_copy: float
+    master: float
+    states: float
+    gradients: float
+    compute_gradients: float
+    accumulation: float
+    reduce: float
+    gradients_shard: bool
+    param_element: float
+
+    @property
+    def persistent(self) -> float:
+        """Weights, master and states: what a resumable checkpoint stores per parameter."""
+        return self.weights + self.master + self.states
+
+
+def parameter_bytes(job: TrainingJob, profile: FrameworkProfile) -> ParameterBytes:
+    """:class:`ParameterBytes` of ``profile`` as ``job`` trains it (``frameworks.resolve_profile``
+    applied the precision)."""
+    weights_part, gradients_part = profile.weights, profile.gradients
+    param = DTYPE_BYTES[weights_part.param_dtype]
+    keeps_compute_copy = (
+        weights_part.residency == "persistent" or weights_part.master_weights == "none"
+    )
+    weights = param if keeps_compute_copy else 0.0
+    fp8_copy = FP8_WEIGHT_BYTES if job.precision == "fp8" and not job.is_adapter else 0.0
+    master = (
+        0.0 if weights_part.master_weights == "none" else DTYPE_BYTES[weights_part.master_weights]
+    )
+    reduce = profile.gradient_reduce_bytes
+    return ParameterBytes(
+        weights=weights,
+        fp8_copy=fp8_copy,
+        master=master,
+        states=optimizer_state_bytes_per_param(job, profile),
+        gradients=DTYPE_BYTES[profile.resolved_dtype(gradients_part.dtype)],
+        compute_gradients=param if gradients_part.compute_copy else 0.0,
+        accumulation=reduce if gradients_part.accumulation == "unsharded" else 0.0,
+        reduce=reduce,
+        gradients_shard=gradients_part.sharding == "stage",
+        param_element=param,
+    )
+
+
+def _per_layout(
+    job: TrainingJob,
+    codes: npt.NDArray[np.int64],
+    profiles: Sequence[FrameworkProfile],
+    name: str,
+) -> FloatArray:
+    """One :class:`ParameterBytes` field per layout."""
+    table = np.array([float(getattr(parameter_bytes(job, p), name)) for p in profiles])
+    return np.asarray(table[codes], dtype=float)
 
 
 def lora_params_per_layer(model: ModelSpec, rank: int, targets: tuple[str, ...]) -> int:
@@ -147,9 +256,20 @@ def nf4_bytes_per_param(double_quant: bool) -> float:
     return NF4_BYTES_PER_PARAM + FP32 / NF4_BLOCK
 
 
+def expert_data_parallel(layout: Layout) -> FloatArray:
+    """Ranks one expert shard is replicated over, which ZeRO shards expert states across:
+    ``dp * cp * tp / (ep * etp)`` (Megatron-Core ``parallel_state.py``:
+    ``expert_data_parallel_size = world_size // (etp * ep * pp)``; DeepSpeed's and torchtitan's
+    expert data-parallel groups are the same ranks)."""
+    ranks = (layout.dp * layout.cp * layout.tp).astype(float)
+    return np.asarray(ranks / (layout.ep * layout.etp), dtype=float)
+
+
 @dataclass(frozen=True)
 class StageParameters:
-    """Parameters held by one rank of the first or last pipeline stage, by kind."""
+    """Parameters held by one rank of the first or last pipeline stage, by kind: ``dense``
+    (split by ``tp``, replicated over ``dp * cp``) and ``experts`` (routed experts, split by
+    ``ep * etp``, replicated over :func:`expert_data_parallel`)."""
 
     dense: FloatArray
     experts: FloatArray
@@ -163,23 +283,27 @@ class StageParameters:
 def stage_parameters(model: ModelSpec, layout: Layout, last_stage: bool) -> StageParameters:
     """Parameters on one rank of the first (``last_stage=False``) or last pipeline stage.
 
-    Layers split ``ceil(L / pp)`` on the loaded stages; non-expert weights divide by ``tp``,
-    routed experts by ``ep * tp`` (Megatron-Core's default expert tensor parallel size is
-    ``tp``); norms are replicated. The first stage holds the embedding (and learned positions),
-    the last the output head and final norm; with tied embeddings and ``pp > 1`` the last stage
-    keeps its own copy of the embedding matrix (Megatron-LM ``shared_embedding``).
+    Layers split ``ceil(L / pp)`` on the loaded stages; non-expert weights (attention, dense
+    MLPs, the router and shared experts) divide by ``tp``, routed experts by ``ep * etp``
+    (Megatron-Core's expert tensor parallel size, ``tp`` unless given); norms are replicated.
+    The first stage holds the embedding (and learned positions), the last the output head and
+    final norm; with tied embeddings and ``pp > 1`` the last stage keeps its own copy of the
+    embedding matrix (Megatron-LM ``shared_embedding``). ``largest_layer`` is one layer as a
+    rank holds it (FSDP's gathered unit).
     """
     breakdown = model.parameter_breakdown()
     layers = np.ceil(model.num_layers / layout.pp)
+    routed = model.num_moe_layers * model.num_experts * model.expert_params() if model.is_moe else 0
     per_layer_attention = breakdown["attention"] / model.num_layers
-    per_layer_dense_mlp = breakdown["mlp"] / model.num_layers
-    per_layer_experts = breakdown["experts"] / model.num_layers
+    per_layer_dense_mlp = (breakdown["mlp"] + breakdown["experts"] - routed) / model.num_layers
+    per_layer_experts = routed / model.num_layers
     per_layer_norms = (
         breakdown["norms"] - model.norm_params() * (2 if model.embedding_norm else 1)
     ) / model.num_layers
-    tp, ep = layout.tp.astype(float), layout.ep.astype(float)
+    tp = layout.tp.astype(float)
+    experts_split = (layout.ep * layout.etp).astype(float)
     dense = layers * ((per_layer_attention + per_layer_dense_mlp) / tp + per_layer_norms)
-    experts = layers * per_layer_experts / (ep * tp)
+    experts = layers * per_layer_experts / experts_split
     vocab_matrix = model.vocab_size * model.hidden_size
     single_stage = layout.pp == 1
     if last_stage:
@@ -190,12 +314,16 @@ def stage_parameters(model: ModelSpec, layout: Layout, last_stage: bool) -> Stag
     else:
         edge = breakdown["embeddings"] / tp + (model.norm_params() if model.embedding_norm else 0.0)
         edge = edge + np.where(single_stage, (breakdown["head"] / tp) + model.norm_params(), 0.0)
-    linear_per_layer = (per_layer_attention + per_layer_dense_mlp) / tp + per_layer_experts / (
-        ep * tp
+    linear_per_layer = (per_layer_attention + per_layer_dense_mlp) / tp + (
+        per_layer_experts / experts_split
     )
-    largest = (
-        model.layer_params(model.num_layers - 1) if model.is_moe else model.layer_params(0)
-    ) / tp
+    largest_index = model.num_layers - 1 if model.is_moe else 0
+    largest_routed = (
+        model.num_experts * model.expert_params() if model.is_moe_layer(largest_index) else 0
+    )
+    largest = (model.layer_params(largest_index) - largest_routed) / tp + (
+        largest_routed / experts_split
+    )
     return StageParameters(
         dense=dense + edge,
         experts=experts,
@@ -207,84 +335,108 @@ def stage_parameters(model: ModelSpec, layout: Layout, last_stage: bool) -> Stag
     )
 
 
+@dataclass(frozen=True)
+class TrainedSplit:
+    """Parameters on one rank by what trains: trained and frozen, dense and expert."""
+
+    trained_dense: FloatArray
+    trained_experts: FloatArray
+    frozen_dense: FloatArray
+    frozen_experts: FloatArray
+
+    @property
+    def trained(self) -> FloatArray:
+        return np.asarray(self.trained_dense + self.trained_experts, dtype=float)
+
+
+def trained_split(job: TrainingJob, layout: Layout, stage: StageParameters) -> TrainedSplit:
+    """Full fine-tuning trains everything; LoRA and QLoRA train their adapters (dense, split by
+    ``tp``) over frozen weights; freeze trains the last ``trainable_layers`` layers' matrices."""
+    zero = np.zeros_like(stage.dense)
+    if job.is_adapter:
+        per_layer = lora_params_per_layer(job.model, job.lora.rank, job.lora.targets)
+        adapters = stage.layers * per_layer / layout.tp
+        return TrainedSplit(adapters, zero, stage.dense, stage.experts)
+    if job.method == "freeze":
+        assert job.trainable_layers is not None
+        share = min(1.0, job.trainable_layers / job.model.num_layers)
+        dense = (stage.dense - stage.other) * share
+        experts = stage.experts * share
+        return TrainedSplit(dense, experts, stage.dense - dense, stage.experts - experts)
+    return TrainedSplit(stage.dense, stage.experts, zero, zero)
+
+
 def model_state_bytes(
-    job: TrainingJob, layout: Layout, framework_codes: npt.NDArray[np.int64], last_stage: bool
+    job: TrainingJob,
+    layout: Layout,
+    framework_codes: npt.NDArray[np.int64],
+    last_stage: bool,
+    profiles: Sequence[FrameworkProfile] | None = None,
 ) -> dict[str, FloatArray]:
     """Weights, gradients and optimizer bytes on one rank of the first or last stage.
 
-    Trained parameters take the framework's bytes (``frameworks.py``); under ``bf16-pure``
-    weights and gradients are 2 bytes and there is no master copy; under ``fp32`` 4 + 4, no
-    master. ZeRO divides over ``dp * cp``: stage 1 the master and optimizer states, stage 2
-    also gradients, stage 3 also weights. Frozen weights (LoRA, QLoRA, freeze) are bf16, or NF4
-    for QLoRA's linear layers. Offload moves master and optimizer states (and with
-    ``optimizer+params`` the sharded weights) to host memory. Under FSDP with gradient
-    accumulation the rank also holds the unsharded gradients it accumulates (``frameworks.py``).
+    Trained parameters take their profile's bytes (:func:`parameter_bytes`). ZeRO divides dense
+    parameters over ``dp * cp`` and routed experts over :func:`expert_data_parallel`: stage 1 the
+    master and optimizer states, stage 2 also gradients (unless the profile never shards them:
+    DeepSpeed's ``BF16_Optimizer``), stage 3 also weights. Frozen weights (LoRA, QLoRA, freeze)
+    are bf16, or NF4 for QLoRA's linear layers. Offload moves master and optimizer states (and
+    with ``optimizer+params`` the sharded weights) to host memory (:func:`host_memory`). Under
+    FSDP with gradient accumulation the rank also holds the unsharded gradients it accumulates
+    (``frameworks.GradientsPart``), and ``BF16_Optimizer`` the bf16 gradients beside its fp32
+    buffer.
     """
-    model = job.model
-    stage = stage_parameters(model, layout, last_stage)
-    total_on_rank = stage.dense + stage.experts
-    shard = (layout.dp * layout.cp).astype(float)
+    profiles = profiles or job_profiles(job)
+    stage = stage_parameters(job.model, layout, last_stage)
+    split = trained_split(job, layout, stage)
     zero = layout.zero
+    dense_ranks = (layout.dp * layout.cp).astype(float)
+    expert_ranks = expert_data_parallel(layout)
 
-    if job.is_adapter:
-        per_layer = lora_params_per_layer(model, job.lora.rank, job.lora.targets)
-        trained = stage.layers * per_layer / layout.tp
-        frozen = total_on_rank
-    elif job.method == "freeze":
-        assert job.trainable_layers is not None
-        trained_share = min(1.0, job.trainable_layers / model.num_layers)
-        trained = (stage.dense + stage.experts - stage.other) * trained_share
-        frozen = total_on_rank - trained
-    else:
-        trained = total_on_rank
-        frozen = np.zeros_like(total_on_rank)
+    def values(name: str) -> FloatArray:
+        return _per_layout(job, framework_codes, profiles, name)
 
-    if job.precision == "bf16-pure":
-        weight_bytes, grad_bytes, master_bytes = (
-            np.full_like(shard, BF16),
-            np.full_like(shard, BF16),
-            np.zeros_like(shard),
+    def sharded(
+        dense: FloatArray, experts: FloatArray, shards: npt.NDArray[np.bool_]
+    ) -> FloatArray:
+        return np.asarray(
+            dense / np.where(shards, dense_ranks, 1.0)
+            + experts / np.where(shards, expert_ranks, 1.0),
+            dtype=float,
         )
-    elif job.precision == "fp32" or job.is_adapter:
-        weight_bytes, grad_bytes, master_bytes = (
-            np.full_like(shard, FP32),
-            np.full_like(shard, FP32),
-            np.zeros_like(shard),
-        )
-    else:
-        weight_bytes = profile_values(framework_codes, "compute_weight_bytes")
-        grad_bytes = profile_values(framework_codes, "gradient_bytes")
-        master_bytes = profile_values(framework_codes, "master_bytes")
-        if job.precision == "fp8":
-            weight_bytes = weight_bytes + 1.0
-    state_bytes = optimizer_state_bytes_per_param(job)
 
-    optimizer_divisor = np.where(zero >= 1, shard, 1.0)
-    gradient_divisor = np.where(zero >= 2, shard, 1.0)
-    weight_divisor = np.where(zero >= 3, shard, 1.0)
-    offloaded_optimizer = layout.offload >= 1
-    offloaded_params = layout.offload >= 2
-
-    weights = trained * weight_bytes / weight_divisor
-    weights = np.where(offloaded_params, 0.0, weights)
-    if job.method == "qlora":
-        frozen_bytes = (
-            stage.linear * nf4_bytes_per_param(job.lora.double_quant)
-            + (frozen - stage.linear) * BF16
-        )
-    else:
-        frozen_bytes = frozen * (FP32 if job.precision == "fp32" else BF16)
-    weights = weights + frozen_bytes / weight_divisor
-    gradients = trained * grad_bytes / gradient_divisor
-    accumulates_unsharded = (
-        (zero == 3)
-        & (layout.micro_batches > 1)
-        & (profile_values(framework_codes, "accumulates_unsharded_gradients") > 0)
+    weight_bytes = values("weights") + values("fp8_copy")
+    weights = sharded(
+        split.trained_dense * weight_bytes, split.trained_experts * weight_bytes, zero >= 3
     )
-    unsharded_bytes = FP32 if job.precision == "fp32" else BF16
-    gradients = gradients + np.where(accumulates_unsharded, trained * unsharded_bytes, 0.0)
-    optimizer = trained * (master_bytes + state_bytes) / optimizer_divisor
-    optimizer = np.where(offloaded_optimizer, 0.0, optimizer)
+    weights = np.where(layout.offload >= 2, 0.0, weights)
+    frozen_element = FP32 if job.precision == "fp32" else BF16
+    if job.method == "qlora":
+        nf4 = nf4_bytes_per_param(job.lora.double_quant)
+        dense_linear = stage.linear - stage.experts
+        frozen_dense = dense_linear * nf4 + (split.frozen_dense - dense_linear) * BF16
+        frozen_experts = split.frozen_experts * nf4
+    else:
+        frozen_dense = split.frozen_dense * frozen_element
+        frozen_experts = split.frozen_experts * frozen_element
+    weights = weights + sharded(frozen_dense, frozen_experts, zero >= 3)
+
+    gradient_bytes = values("gradients")
+    shards_gradients = (zero >= 2) & (values("gradients_shard") > 0)
+    gradients = sharded(
+        split.trained_dense * gradient_bytes,
+        split.trained_experts * gradient_bytes,
+        shards_gradients,
+    )
+    gradients = gradients + split.trained * values("compute_gradients")
+    accumulation = values("accumulation")
+    accumulates_unsharded = (zero == 3) & (layout.micro_batches > 1) & (accumulation > 0)
+    gradients = gradients + np.where(accumulates_unsharded, split.trained * accumulation, 0.0)
+
+    optimizer_bytes = values("master") + values("states")
+    optimizer = sharded(
+        split.trained_dense * optimizer_bytes, split.trained_experts * optimizer_bytes, zero >= 1
+    )
+    optimizer = np.where(layout.offload >= 1, 0.0, optimizer)
     return {"weights": weights, "gradients": gradients, "optimizer": optimizer}
 
 
@@ -303,6 +455,8 @@ def activation_bytes_per_token_per_layer(
     frozen_linear_keeps_input: bool = False,
     compiled: bool = False,
     bytes_per_value: float = BF16,
+    profiles: Sequence[FrameworkProfile] | None = None,
+    expert_load: float = 1.0,
 ) -> FloatArray:
     """Bytes one layer keeps for backward, per token of the micro-batch, on one rank.
 
@@ -317,8 +471,20 @@ def activation_bytes_per_token_per_layer(
       attention output feeding the output projection (q), the fp32 log-sum-exp of flash
       attention (2a), or without flash attention the softmax output and its dropout (a*s, plus
       a*s/2 + a*s with dropout); the MLP's saved tensors (SwiGLU 3F or 4F; GeLU its input F and,
-      when fc2 needs it, its output F); MoE: router logits (2E fp32), each token's k expert
-      inputs and activations, the permuted copy for the combine, shared experts as a dense MLP.
+      when fc2 needs it, its output F); MoE: router logits (2E fp32), shared experts as a dense
+      MLP, and the routed experts (below).
+
+    MoE routed experts, per token of the rank's ``s b / tp`` (sequence-parallel) tokens, on the
+    busiest rank: each of the ``k`` routed copies keeps its permutation index (int64, 4 units;
+    Megatron-Core ``moe_utils.permute`` ``index_select`` by ``sorted_indices``) and, for the
+    combine, its expert output (h; ``unpermute`` multiplies it by its routing weight). The
+    dispatched copies a rank receives are ``expert_load`` (``moe.load_imbalance``: dropless
+    routing sends the busiest rank that share of the mean) times ``etp`` of them, because the
+    dispatcher all-gathers them over the expert tensor-parallel group
+    (``token_dispatcher.py`` ``dispatch_postprocess``); each keeps its expert input (h), its
+    second permutation index (4) and the expert MLP's saved tensors over ``F / etp`` columns.
+    So ``k/tp (h + 4 + load (etp (h + 4) + mlp(F)))``, which with ``etp = 1`` and a balanced
+    load is ``k (2h + 8 + mlp(F)) / tp``.
 
     Korthikanti's GPT case (LayerNorm, GeLU, dropout, no flash attention) gives exactly
     ``34 h + 5 a s`` per token, their eq. 1; with TP ``10 h + (24 h + 5 a s)/t`` (eq. 2) and with
@@ -345,11 +511,11 @@ def activation_bytes_per_token_per_layer(
     tp = layout.tp.astype(float)
     sp = layout.sequence_parallel
     selective = layout.recompute == 1
-    swiglu = profile_values(framework_codes, "swiglu_bytes_per_element") / BF16
+    swiglu = profile_values(framework_codes, "swiglu_bytes_per_element", profiles) / BF16
     trained = lora_targets is None
     if model.norm == "rmsnorm":
-        norm_input = profile_values(framework_codes, "rmsnorm_input_bytes") / BF16
-        norm_output = profile_values(framework_codes, "rmsnorm_output_bytes") / BF16
+        norm_input = profile_values(framework_codes, "rmsnorm_input_bytes", profiles) / BF16
+        norm_output = profile_values(framework_codes, "rmsnorm_output_bytes", profiles) / BF16
         norm_output = norm_output if trained else np.zeros_like(norm_output)
     else:
         norm_input, norm_output = np.ones_like(swiglu), np.zeros_like(swiglu)
@@ -357,7 +523,7 @@ def activation_bytes_per_token_per_layer(
         swiglu = np.minimum(swiglu, 2.0)
         norm_input, norm_output = np.ones_like(norm_input), np.zeros_like(norm_output)
 
-    repeats_kv = profile_values(framework_codes, "repeats_kv_heads") > 0
+    repeats_kv = profile_values(framework_codes, "repeats_kv_heads", profiles) > 0
     if model.uses_mla:
         q_width = float(model.q_width)
         kv_width: float | FloatArray = (
@@ -407,7 +573,10 @@ def activation_bytes_per_token_per_layer(
     if model.is_moe:
         moe_share = model.num_moe_layers / model.num_layers
         k = float(model.num_experts_per_token)
-        routed = k * (h + mlp_elements(model.moe_intermediate_size) + h) / tp
+        etp = layout.etp.astype(float)
+        index = 4.0
+        received = expert_load * (etp * (h + index) + mlp_elements(model.moe_intermediate_size))
+        routed = k * (h + index + received) / tp
         router = 2.0 * model.num_experts / tp
         shared = (
             mlp_elements(model.shared_expert_intermediate_size) / tp
@@ -437,7 +606,7 @@ def activation_bytes_per_token_per_layer(
     kept = replicated_local + sharded
 
     every_other_matmul = selective & (
-        profile_values(framework_codes, "selective_every_other_matmul") > 0
+        profile_values(framework_codes, "selective_every_other_matmul", profiles) > 0
     )
     if np.any(every_other_matmul):
         width = (
@@ -484,18 +653,23 @@ def micro_batches_in_flight(layout: Layout) -> FloatArray:
 
 
 def logits_bytes(
-    job: TrainingJob, layout: Layout, framework_codes: npt.NDArray[np.int64]
+    job: TrainingJob,
+    layout: Layout,
+    framework_codes: npt.NDArray[np.int64],
+    profiles: Sequence[FrameworkProfile] | None = None,
 ) -> FloatArray:
-    """Output logits and the loss for one micro-batch on the last stage: ``s b V / (t cp)`` logits
-    times the bytes per logit the stack keeps (Megatron 6, eager 12; see ``frameworks.py``). A
-    fused or chunked cross-entropy keeps the bf16 logits and their log-probabilities (bf16 in
-    litgpt's ``chunked_cross_entropy``; fp32 per chunk after torchtune's
-    ``CEWithChunkedOutputLoss`` frees the bf16 chunks), 4 bytes."""
+    """Output logits and the loss for one micro-batch on the last stage: ``s b V / cp`` logits,
+    divided by ``tp`` where the loss stays vocab-parallel (``frameworks.KernelsPart``
+    ``loss_parallel``), times the bytes per logit the stack's loss holds
+    (``frameworks.LOSS_BYTES_PER_LOGIT``: fp32 12, vocab-parallel 6, fused or chunked 4, compiled
+    6)."""
+    profiles = profiles or job_profiles(job)
     tokens = job.seq_len * layout.micro_batch / layout.cp
-    elements = tokens * job.model.vocab_size / layout.tp
-    per_element = (
-        4.0 if job.fused_loss else profile_values(framework_codes, "logit_bytes_per_element")
+    split = np.where(
+        profile_values(framework_codes, "loss_is_parallel", profiles) > 0, layout.tp, 1
     )
+    elements = tokens * job.model.vocab_size / split
+    per_element = profile_values(framework_codes, "logit_bytes_per_element", profiles)
     return np.asarray(elements * per_element, dtype=float)
 
 
@@ -508,9 +682,14 @@ def estimate_memory(
     capacity_bytes: float,
     flash_attention: bool = True,
     safety_margin: float = DEFAULT_SAFETY_MARGIN,
+    gpus_per_node: npt.ArrayLike = 1,
+    host_capacity_bytes: npt.ArrayLike | None = None,
 ) -> MemoryEstimate:
-    """Peak memory of the most loaded rank, part by part (see the module docstring)."""
+    """Peak memory of the most loaded rank, part by part (see the module docstring), and the
+    host memory per node of ``gpus_per_node`` GPUs that CPU offload takes (:func:`host_memory`),
+    against ``host_capacity_bytes`` per node where known."""
     model = job.model
+    profiles = job_profiles(job)
     codes = resolve_framework_codes(job.framework, layout.tp, layout.pp, layout.zero)
     tokens = job.seq_len * layout.micro_batch / layout.cp
     lora_targets = job.lora.targets if job.is_adapter else None
@@ -527,6 +706,8 @@ def estimate_memory(
             frozen_linear_keeps_input=job.method == "qlora",
             compiled=job.compile,
             bytes_per_value=FP32 if job.precision == "fp32" else BF16,
+            profiles=profiles,
+            expert_load=job.moe.load_imbalance,
         )
         return np.asarray(per_token * tokens, dtype=float)
 
@@ -538,7 +719,8 @@ def estimate_memory(
     layers_on_stage = np.ceil(model.num_layers / layout.pp)
     stored_per_layer = np.where(layout.recompute == 2, layer_input, layer_activation)
     recomputes_in_backward = (layout.recompute == 2) | (
-        (layout.recompute == 1) & (profile_values(codes, "selective_every_other_matmul") > 0)
+        (layout.recompute == 1)
+        & (profile_values(codes, "selective_every_other_matmul", profiles) > 0)
     )
     working_layer = np.where(
         recomputes_in_backward,
@@ -549,10 +731,10 @@ def estimate_memory(
     first_activations = layers_on_stage * stored_per_layer * in_flight + working_layer
     last_activations = layers_on_stage * stored_per_layer + working_layer
 
-    first_states = model_state_bytes(job, layout, codes, last_stage=False)
-    last_states = model_state_bytes(job, layout, codes, last_stage=True)
-    logits = logits_bytes(job, layout, codes)
-    buffers = framework_buffer_bytes(job, layout, codes)
+    first_states = model_state_bytes(job, layout, codes, last_stage=False, profiles=profiles)
+    last_states = model_state_bytes(job, layout, codes, last_stage=True, profiles=profiles)
+    logits = logits_bytes(job, layout, codes, profiles)
+    buffers = framework_buffer_bytes(job, layout, codes, profiles)
 
     first_total = sum(first_states.values()) + first_activations
     last_total = sum(last_states.values()) + last_activations + logits
@@ -564,7 +746,7 @@ def estimate_memory(
     parts["logits"] = np.where(last_is_peak, logits, 0.0)
     parts["buffers"] = buffers
 
-    transient = gradients_are_transient(layout, codes)
+    transient = gradients_are_transient(layout, codes, profiles)
     backward_end_is_peak = transient & (parts["gradients"] > parts["activations"] + parts["logits"])
     parts["gradients"] = np.where(transient & ~backward_end_is_peak, 0.0, parts["gradients"])
     parts["activations"] = np.where(backward_end_is_peak, 0.0, parts["activations"])
@@ -573,10 +755,14 @@ def estimate_memory(
         parts[name]
         for name in ("weights", "gradients", "optimizer", "activations", "logits", "buffers")
     )
-    parts["fragmentation"] = allocated * profile_values(codes, "fragmentation")
+    parts["fragmentation"] = allocated * profile_values(codes, "fragmentation", profiles)
     parts["context"] = CUDA_CONTEXT_BYTES + NCCL_BYTES_PER_COMMUNICATOR * communicator_count(layout)
     reserved = allocated + parts["fragmentation"]
     peak = reserved + parts["context"]
+    host, pinned = host_memory(job, layout, codes, profiles, gpus_per_node)
+    host_capacity = np.asarray(
+        np.nan if host_capacity_bytes is None else host_capacity_bytes, dtype=float
+    ) + np.zeros_like(host)
     return MemoryEstimate(
         parts={name: np.asarray(parts[name], dtype=float) for name in PARTS},
         allocated_bytes=np.asarray(allocated, dtype=float),
@@ -584,11 +770,16 @@ def estimate_memory(
         peak_bytes=np.asarray(peak, dtype=float),
         capacity_bytes=float(capacity_bytes),
         safety_margin=safety_margin,
+        host_bytes=host,
+        host_pinned_bytes=pinned,
+        host_capacity_bytes=host_capacity,
     )
 
 
 def gradients_are_transient(
-    layout: Layout, framework_codes: npt.NDArray[np.int64]
+    layout: Layout,
+    framework_codes: npt.NDArray[np.int64],
+    profiles: Sequence[FrameworkProfile] | None = None,
 ) -> npt.NDArray[np.bool_]:
     """Whether gradients are freed between steps and so never live beside the activations.
 
@@ -596,41 +787,149 @@ def gradients_are_transient(
     eager PyTorch, Hugging Face and FSDP2 then allocate gradients during backward as the
     activations are freed, and the peak is the larger of the forward end (activations and
     logits) and the backward end (all gradients). Megatron-LM and DeepSpeed keep persistent
-    gradient buffers, and gradient accumulation keeps gradients across micro-batches.
+    gradient buffers (``frameworks.GradientsPart.persistent``), and gradient accumulation keeps
+    gradients across micro-batches.
     """
-    persistent = profile_values(framework_codes, "persistent_gradients") > 0
+    persistent = profile_values(framework_codes, "persistent_gradients", profiles) > 0
     return np.asarray(~persistent & (layout.micro_batches == 1) & (layout.pp == 1), dtype=bool)
 
 
+FSDP_GATHERED_UNITS = 2
+"""Units a ZeRO-3 / FSDP rank holds gathered at once: the one computing and the one prefetched
+(FSDP2 prefetches one module ahead; DeepSpeed ZeRO-3 ``prefetch_bucket_size``)."""
+
+
 def framework_buffer_bytes(
-    job: TrainingJob, layout: Layout, framework_codes: npt.NDArray[np.int64]
+    job: TrainingJob,
+    layout: Layout,
+    framework_codes: npt.NDArray[np.int64],
+    profiles: Sequence[FrameworkProfile] | None = None,
 ) -> FloatArray:
     """Buffers the stack allocates beside the model states.
 
-    - ZeRO-3 / FSDP: the current and the prefetched layer gathered in bf16 plus one layer's
-      unsharded fp32 gradient before its reduce-scatter, or the embedding/head when larger
-      (torchtitan wraps them separately; PyTorch FSDP2 ``fully_shard`` prefetch of one module).
-    - DeepSpeed ZeRO-1/2: two gradient buckets of ``hidden**2`` elements (the Hugging Face
-      integration's ``"auto"`` reduce_bucket_size), 2 bytes each.
-    - DDP (Hugging Face, plain PyTorch with dp > 1): 25 MB gradient buckets (PyTorch default), fp32.
+    - ZeRO-3 / FSDP: :data:`FSDP_GATHERED_UNITS` units gathered in the parameter dtype, plus
+      one unit's unsharded gradient in the parameter dtype and its copy into the
+      ``reduce_dtype`` reduce-scatter input, which coexist until the copy-in ends (FSDP2
+      ``foreach_reduce``: "only after the copy-in finishes can we free the gradients"); a unit
+      is the largest layer or the embedding/head when larger (torchtitan wraps them
+      separately). LoRA gathers the frozen bf16 weights only.
+    - Gradient buckets (``frameworks.BuffersPart``): DeepSpeed ZeRO-1/2's ``bucket_count``
+      buckets of ``bucket_elements`` elements (``hidden^2`` is ``hidden_size**2``) in the
+      gradient dtype; DDP (dp > 1 without ZeRO) a flattened copy of all the rank's gradients.
+    - MoE: one layer's dispatch buffers, the permuted copies a rank sends (``s b k / tp``
+      tokens) and those it receives (``load * etp`` times as many), bf16 rows of ``h``
+      (Megatron-Core ``all_to_all`` allocates the receive buffer; the backward combine moves
+      bf16 gradients).
     - QLoRA: one dequantized bf16 copy of the largest linear weight.
     """
+    profiles = profiles or job_profiles(job)
     model = job.model
     stage = stage_parameters(model, layout, last_stage=False)
+    split = trained_split(job, layout, stage)
     gathered_unit = np.maximum(stage.largest_layer, stage.head_or_embedding)
-    fsdp_buffers = np.where(layout.zero == 3, gathered_unit * (2 * BF16 + FP32), 0.0)
     if job.is_adapter:
-        fsdp_buffers = np.where(layout.zero == 3, gathered_unit * 2 * BF16, 0.0)
-    deepspeed = (framework_codes == 2) & (layout.zero >= 1) & (layout.zero <= 2)
-    bucket = np.where(deepspeed, 2.0 * model.hidden_size**2 * BF16, 0.0)
-    ddp = (framework_codes == 3) & (layout.dp > 1) & (layout.zero == 0)
-    bucket = bucket + np.where(
-        ddp, profile_values(framework_codes, "gradient_bucket_elements") * 2, 0.0
-    )
+        per_unit = np.full_like(gathered_unit, FSDP_GATHERED_UNITS * BF16)
+    else:
+        element = _per_layout(job, framework_codes, profiles, "param_element")
+        reduce = _per_layout(job, framework_codes, profiles, "reduce")
+        per_unit = FSDP_GATHERED_UNITS * element + element + reduce
+    fsdp_buffers = np.where(layout.zero == 3, gathered_unit * per_unit, 0.0)
+
+    def bucket_elements(profile: FrameworkProfile) -> float:
+        elements = profile.buffers.bucket_elements
+        return float(model.hidden_size**2) if elements == "hidden^2" else float(elements)
+
+    ipg = np.array(
+        [
+            profile.buffers.bucket_count
+            * bucket_elements(profile)
+            * parameter_bytes(job, profile).gradients
+            if profile.buffers.gradient_buckets == "ipg"
+            else 0.0
+            for profile in profiles
+        ]
+    )[framework_codes]
+    buckets = np.where((layout.zero >= 1) & (layout.zero <= 2), ipg, 0.0)
+    ddp = np.array([profile.buffers.gradient_buckets == "ddp" for profile in profiles])[
+        framework_codes
+    ]
+    data_parallel = (layout.dp * layout.cp) > 1
+    gradient_copy = split.trained * _per_layout(job, framework_codes, profiles, "gradients")
+    buckets = buckets + np.where(ddp & data_parallel & (layout.zero == 0), gradient_copy, 0.0)
+    dispatch: float | FloatArray = 0.0
+    if model.is_moe:
+        routed = job.seq_len * layout.micro_batch / layout.cp / layout.tp
+        routed = routed * model.num_experts_per_token * model.hidden_size * BF16
+        dispatch = routed * (1.0 + job.moe.load_imbalance * layout.etp)
     dequantized = 0.0
     if job.method == "qlora":
         dequantized = model.hidden_size * max(model.intermediate_size, model.q_width) * BF16 / 1.0
-    return np.asarray(fsdp_buffers + bucket + dequantized / layout.tp, dtype=float)
+    return np.asarray(fsdp_buffers + buckets + dispatch + dequantized / layout.tp, dtype=float)
+
+
+HOST_MEMORY_MARGIN = 0.10
+"""Share of a node's RAM an offload plan leaves free: the operating system, the data loader's
+workers and each rank's own host memory (its CUDA context, the Python process) live there too,
+and the plan search keeps the same 10 % as on the GPU (:data:`DEFAULT_SAFETY_MARGIN`)."""
+
+
+def host_memory(
+    job: TrainingJob,
+    layout: Layout,
+    framework_codes: npt.NDArray[np.int64],
+    profiles: Sequence[FrameworkProfile],
+    gpus_per_node: npt.ArrayLike,
+) -> tuple[FloatArray, FloatArray]:
+    """Host memory per node that CPU offload keeps, and its pinned (page-locked) part.
+
+    Each rank offloads its own shard of the trained parameters (dense over ``dp * cp``, routed
+    experts over :func:`expert_data_parallel` from ZeRO-1 on), on the larger of the first and
+    last pipeline stage; a node holds ``gpus_per_node`` ranks. Per offloaded parameter
+    (``frameworks.OffloadPart``): its master copy (or the parameters themselves where there is
+    none), the optimizer states, a host copy of its gradient in the master's dtype, and for
+    DeepSpeed ZeRO-Offload a bf16 staging copy of the partition (``stage_1_and_2.py``:
+    ``single_partition_of_fp32_groups`` and its ``.grad`` on the CPU, pinned with
+    ``pin_memory``; ``param_buffer_of_bit16_for_cpu_offload_groups``; DeepSpeed's CPU Adam keeps
+    its states in ordinary host memory). FSDP2's ``CPUOffloadPolicy`` keeps the fp32 sharded
+    parameters (the master) and their gradients pinned, the optimizer states on the CPU;
+    Megatron-Core's ``HybridDeviceOptimizer`` the same (``cpu_offloading/hybrid_optimizer.py``).
+    ``optimizer+params`` also moves the rank's persistent weights to the host (ZeRO-Infinity's
+    ``offload_param``), pinned.
+    """
+    ranks = (layout.dp * layout.cp).astype(float)
+    expert_ranks = expert_data_parallel(layout)
+    shards = layout.zero >= 1
+    per_rank = np.zeros(np.broadcast(layout.dp, layout.offload).shape)
+    for last_stage in (False, True):
+        split = trained_split(job, layout, stage_parameters(job.model, layout, last_stage))
+        local = split.trained_dense / np.where(shards, ranks, 1.0) + split.trained_experts / (
+            np.where(shards, expert_ranks, 1.0)
+        )
+        per_rank = np.maximum(per_rank, local)
+
+    host_table, pinned_table, params_table = [], [], []
+    for profile in profiles:
+        sizes = parameter_bytes(job, profile)
+        master = sizes.master or sizes.param_element
+        gradient = DTYPE_BYTES[profile.weights.optimizer_dtype]
+        staging = sizes.param_element if profile.offload.staging_copy else 0.0
+        host_table.append(master + gradient + staging + sizes.states)
+        pinned_table.append(master + gradient + staging if profile.offload.pin_memory else 0.0)
+        params_table.append(sizes.param_element if sizes.weights else 0.0)
+
+    def gathered(table: list[float]) -> FloatArray:
+        return np.asarray(np.array(table)[framework_codes], dtype=float)
+
+    optimizer = layout.offload >= 1
+    params = layout.offload >= 2
+    host = np.where(optimizer, per_rank * gathered(host_table), 0.0)
+    locked = np.where(optimizer, per_rank * gathered(pinned_table), 0.0)
+    moved_weights = np.where(params, per_rank * gathered(params_table), 0.0)
+    node = np.asarray(gpus_per_node, dtype=float)
+    return (
+        np.asarray((host + moved_weights) * node, dtype=float),
+        np.asarray((locked + moved_weights) * node, dtype=float),
+    )
 
 
 def communicator_count(layout: Layout) -> FloatArray:

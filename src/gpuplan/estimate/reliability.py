@@ -20,7 +20,12 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from gpuplan.estimate.memory import lora_params_per_layer, optimizer_state_bytes_per_param
+from gpuplan.estimate.frameworks import BF16
+from gpuplan.estimate.memory import (
+    lora_params_per_layer,
+    parameter_bytes,
+    single_rank_profile,
+)
 from gpuplan.workload.job import TrainingJob
 
 FloatArray = npt.NDArray[np.float64]
@@ -64,8 +69,6 @@ TOKEN_ID_BYTES = 2
 """Bytes per token of a pre-tokenized dataset stored as uint16 ids (vocabularies up to 65,536,
 Megatron-LM's and nanoGPT's ``.bin`` files); 4 for larger vocabularies (uint32)."""
 
-BF16, FP32 = 2.0, 4.0
-
 
 # --- checkpoint size and time ----------------------------------------------------------------
 
@@ -73,22 +76,18 @@ BF16, FP32 = 2.0, 4.0
 def checkpoint_bytes_per_trained_param(job: TrainingJob, weights_only: bool = False) -> float:
     """Bytes one trained parameter takes in a resumable checkpoint, in the layout of
     ``torch.distributed.checkpoint`` and Megatron-Core's distributed checkpointing: every tensor
-    saved once (no copy per data-parallel replica), in the dtype it has in training.
-
-    Mixed precision (bf16, fp16, fp8): bf16 weights 2 + fp32 master 4 + optimizer states
-    (AdamW 8) = 14 bytes; ``bf16-pure``: 2 + states in bf16; ``fp32``: 4 + states. LoRA adapters
-    train in fp32 without a master copy, as the memory model holds them. ``weights_only``: the
-    training-dtype weights alone (an export, not a resumable checkpoint).
+    saved once (no copy per data-parallel replica), in the dtype it has in training: the
+    persistent weights, the master copy and the optimizer states of the job's framework as one
+    rank runs it (``memory.parameter_bytes``). Mixed precision under Megatron-LM or DeepSpeed
+    (``auto``): bf16 weights 2 + fp32 master 4 + AdamW 8 = 14 bytes; FSDP keeps only the fp32
+    sharded parameters, 4 + 8; ``bf16-pure``: 2 + states in bf16; ``fp32``: 4 + states. LoRA
+    adapters train without a master copy. ``weights_only``: the training-dtype weights alone (an
+    export, not a resumable checkpoint).
     """
-    if job.precision == "fp32" or job.is_adapter:
-        weights, master = FP32, 0.0
-    elif job.precision == "bf16-pure":
-        weights, master = BF16, 0.0
-    else:
-        weights, master = BF16, FP32
+    sizes = parameter_bytes(job, single_rank_profile(job))
     if weights_only:
-        return weights
-    return weights + master + optimizer_state_bytes_per_param(job)
+        return sizes.param_element
+    return sizes.persistent
 
 
 def trained_params(job: TrainingJob) -> int:

@@ -67,8 +67,7 @@ from gpuplan.estimate.flops import (
     training_flops_per_token,
 )
 from gpuplan.estimate.frameworks import (
-    FRAMEWORK_CODES,
-    PROFILES,
+    job_profiles,
     profile_values,
     resolve_framework_codes,
 )
@@ -207,6 +206,7 @@ def estimate_step_time(
     gpu.require_speed_model()
     links = measured_links(measured, gpu.id)
     codes = resolve_framework_codes(job.framework, layout.tp, layout.pp, layout.zero)
+    profiles = job_profiles(job)
     tp, pp, cp = layout.tp.astype(float), layout.pp.astype(float), layout.cp.astype(float)
     vpp = layout.vpp.astype(float)
     tokens = (job.seq_len * layout.micro_batch / cp).astype(float)
@@ -216,7 +216,7 @@ def estimate_step_time(
     flops = training_flops_per_token(job, recompute=layout.recompute)
     hardware_parts = {name: flops.parts[name] + flops.recompute_parts[name] for name in flops.parts}
     per_op_policy = (layout.recompute == RECOMPUTE_SELECTIVE) & (
-        profile_values(codes, "selective_every_other_matmul") > 0
+        profile_values(codes, "selective_every_other_matmul", profiles) > 0
     )
     hardware_parts["attention_core"] = np.where(
         per_op_policy, flops.parts["attention_core"], hardware_parts["attention_core"]
@@ -244,8 +244,7 @@ def estimate_step_time(
     attention_peak = gpu.half_precision_peak()
     attention_core = tokens * hardware_parts["attention_core"] * layer_share / tp
     kernels_by_code = [
-        (job.attention_kernel or PROFILES[name].attention_kernel) if flash_attention else "eager"
-        for name in FRAMEWORK_CODES
+        profile.attention_kernel if flash_attention else "eager" for profile in profiles
     ]
     query_key_width = attention_head_widths(model)[0]
     attention_shares = np.array(
@@ -256,7 +255,7 @@ def estimate_step_time(
     )
     attention = attention_core / (attention_peak * attention_shares[codes] * cluster.clock_share)
 
-    fused = (profile_values(codes, "fused_kernels") > 0) | job.compile | job.fused_kernels
+    fused = (profile_values(codes, "fused_kernels", profiles) > 0) | job.compile | job.fused_kernels
     forward_traffic, backward_traffic = layer_traffic_bytes_per_token(
         model, fused, tp, layout.sequence_parallel
     )
@@ -323,7 +322,9 @@ def estimate_step_time(
     send = collective_seconds(
         "p2p", send_bytes, groups["pp"].size, groups["pp"].stride, cluster, links
     )
-    overlapped_sends = (profile_values(codes, "overlaps_pipeline_sends") > 0) & (layout.vpp > 1)
+    overlapped_sends = (profile_values(codes, "overlaps_pipeline_sends", profiles) > 0) & (
+        layout.vpp > 1
+    )
     chunk_compute = compute / (2.0 * vpp)
     pipeline_send = np.where(
         layout.pp > 1,
@@ -334,7 +335,7 @@ def estimate_step_time(
     stage_params = _stage_trained_params(job, layout)
     dp_group = groups["dp_cp"]
     shard = (layout.dp * layout.cp).astype(float)
-    reduce_bytes_per_param = profile_values(codes, "gradient_bytes")
+    reduce_bytes_per_param = profile_values(codes, "gradient_reduce_bytes", profiles)
     forward_share = np.where(layout.recompute == RECOMPUTE_FULL, 0.25, 1.0 / 3.0)
     forward, backward = compute * forward_share, compute * (1.0 - forward_share)
 
@@ -367,7 +368,7 @@ def estimate_step_time(
     all_reduce = sharded("all_reduce", stage_params * reduce_bytes_per_param)
     gradient_reduce = np.where(layout.zero == 0, all_reduce, scatter)
     parameter_gather = np.where(
-        profile_values(codes, "overlaps_parameter_gather") > 0,
+        profile_values(codes, "overlaps_parameter_gather", profiles) > 0,
         overlapped_seconds(gather, forward, layers_on_stage),
         gather,
     )

@@ -86,8 +86,15 @@ class Cluster:
     network_assumed: bool = False
     power_limit_watts: float | None = None
     nics_per_node: int = 0
+    host_memory_bytes: float | None = None
+    """RAM per node in bytes where known (an offer's ``ram_gb``, or ``hardware.host_memory``):
+    what CPU offload may fill (``estimate/memory.py`` ``host_memory``)."""
 
     def __post_init__(self) -> None:
+        if self.host_memory_bytes is not None and not self.host_memory_bytes > 0:
+            raise ClusterError(
+                f"hardware.host_memory: a positive size per node, got {self.host_memory_bytes!r}"
+            )
         if self.power_limit_watts is not None and not self.power_limit_watts > 0:
             raise ClusterError(
                 f"hardware.power_limit_watts: a positive number of watts, got {self.power_limit_watts!r}"
@@ -227,4 +234,5 @@ class Cluster:
             "network_assumed": self.network_assumed,
             "power_limit_watts": self.power_limit_watts,
             "clock_share": self.clock_share,
+            "host_memory_bytes_per_node": self.host_memory_bytes,
         }

@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from gpuplan.estimate.comm import ClusterRows
 from gpuplan.estimate.frameworks import resolve_framework_codes
-from gpuplan.estimate.memory import estimate_memory
+from gpuplan.estimate.memory import HOST_MEMORY_MARGIN, estimate_memory
 from gpuplan.estimate.startup import startup_seconds
 from gpuplan.estimate.time import COMMUNICATION_PARTS, estimate_step_time
 from gpuplan.hardware.cluster import Cluster
@@ -46,16 +46,22 @@ class Evaluated:
     communication_share: FloatArray
     bubble_share: FloatArray
     network_assumed: bool = False
+    host_bytes: FloatArray | None = None
+    """Host memory per node that CPU offload takes (``memory.host_memory``)."""
 
 
 @dataclass
 class Shortfall:
-    """The layout that came closest to fitting when nothing did."""
+    """The layout that came closest to fitting when nothing did: in GPU memory (``kind``
+    ``gpu``: the peak per GPU against the usable memory), or in host memory (``host``: a layout
+    that fits the GPUs only with CPU offload, whose offloaded states per node exceed the usable
+    RAM of every offer of the machine)."""
 
     gpu: str
     count: int
     peak_bytes: float
     usable_bytes: float
+    kind: str = "gpu"
 
 
 def weight_shortfall(
@@ -100,6 +106,9 @@ def evaluate_machines(
         for machine, counts in group
     ]
     usable = gpu.memory_bytes * (1 - request.headroom)
+    node_sizes = np.asarray([machine.topology.gpus for machine, _ in group])
+    scenario_ram = scenario.cluster.host_memory_bytes if scenario.cluster is not None else None
+    host_memory = np.asarray([machine_host_memory(machine, scenario_ram) for machine, _ in group])
     results: list[Evaluated] = []
     evaluated_count = 0
     shortfall: Shortfall | None = None
@@ -124,10 +133,22 @@ def evaluate_machines(
             gpu.memory_bytes,
             flash_attention=scenario.strategy.flash_attention,
             safety_margin=request.headroom,
+            gpus_per_node=np.minimum(node_sizes[rows], candidates.count),
+            host_capacity_bytes=host_memory[rows],
         )
-        fits = memory.fits
-        missed = ~fits
-        if np.any(missed):
+        fits = memory.fits & memory.host_fits
+        missed = ~memory.fits
+        host_missed = memory.fits & ~memory.host_fits
+        if np.any(host_missed) and not np.any(fits):
+            closest = int(np.flatnonzero(host_missed)[np.argmin(memory.host_bytes[host_missed])])
+            shortfall = Shortfall(
+                gpu.id,
+                int(candidates.count[closest]),
+                float(memory.host_bytes[closest]),
+                float(memory.host_capacity_bytes[closest]) * (1 - HOST_MEMORY_MARGIN),
+                kind="host",
+            )
+        elif np.any(missed) and (shortfall is None or shortfall.kind == "gpu"):
             closest = int(np.flatnonzero(missed)[np.argmin(memory.peak_bytes[missed])])
             if shortfall is None or memory.peak_bytes[closest] < shortfall.peak_bytes:
                 shortfall = Shortfall(
@@ -178,6 +199,7 @@ def _evaluate_feasible(
         job.framework, feasible.layout.tp, feasible.layout.pp, feasible.layout.zero
     )
     peak, headroom = memory.peak_bytes[fits], memory.headroom[fits]
+    host = memory.host_bytes[fits]
     results = []
     for position, index in enumerate(used.tolist()):
         mask = local == position
@@ -201,9 +223,31 @@ def _evaluate_feasible(
                     mask
                 ],
                 network_assumed=clusters[index].network_assumed,
+                host_bytes=host[mask],
             )
         )
     return results
+
+
+def machine_host_memory(machine: Machine, scenario_ram: float | None = None) -> float:
+    """RAM per node of a machine, bytes: the largest of its offers' ``ram_gb`` when every
+    offer states it, NaN otherwise (an offer of unknown RAM may hold any offload plan; each
+    offer is checked again when it is priced, :func:`offer_holds_host_memory`). The scenario's
+    own hardware, sold by no offer, has the scenario's ``hardware.host_memory``."""
+    if not machine.offers:
+        return float("nan") if scenario_ram is None else float(scenario_ram)
+    sizes = [offer.ram_gb for offer in machine.offers]
+    if any(size is None for size in sizes):
+        return float("nan")
+    return float(max(sizes)) * 1e9
+
+
+def offer_holds_host_memory(offer: Any, host_bytes: float) -> bool:
+    """Whether an offer's instance RAM holds ``host_bytes`` of offloaded states per node
+    within :data:`~gpuplan.estimate.memory.HOST_MEMORY_MARGIN` (true when it states no RAM)."""
+    if host_bytes <= 0 or offer is None or offer.ram_gb is None:
+        return True
+    return bool(host_bytes <= offer.ram_gb * 1e9 * (1 - HOST_MEMORY_MARGIN))
 
 
 def evaluate_machine(

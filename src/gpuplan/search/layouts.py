@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from gpuplan.estimate.frameworks import zero_stages
 from gpuplan.scenario import Scenario
 from gpuplan.strategy import OFFLOAD, RECOMPUTE, Layout, parallel_rules
 
@@ -119,7 +120,7 @@ def enumerate_layouts(
         structure,
         _product(
             {
-                "zero": options("zero", (0, 1, 2, 3)),
+                "zero": options("zero", zero_stages(job.framework)),
                 "micro_batch": options("micro_batch", MICRO_BATCHES),
                 "recompute": options("recompute", (0, 1, 2)),
                 "offload": options("offload", (0, 1, 2) if offload else (0,)),
@@ -148,6 +149,7 @@ def enumerate_layouts(
         recompute=grid["recompute"][keep],
         offload=offload_code[keep],
         sequence_parallel=(tp > 1) & scenario.strategy.sequence_parallel,
+        etp=tp,
     )
     return Candidates(grid["count"][keep], layout)
 

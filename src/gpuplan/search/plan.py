@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from gpuplan.estimate.memory import HOST_MEMORY_MARGIN
 from gpuplan.hardware.gpu import GPUSpec, MissingPeakError, MissingSpecError
 from gpuplan.hardware.topology import InstanceTopology
 from gpuplan.notices import Notice
@@ -19,6 +20,7 @@ from gpuplan.search.evaluate import (
     Shortfall,
     best_per_cluster_size,
     evaluate_machines,
+    offer_holds_host_memory,
     weight_shortfall,
 )
 from gpuplan.search.layouts import Candidates
@@ -138,6 +140,7 @@ def plan(request: PlanRequest) -> dict[str, Any]:
     evaluated_total = 0
     candidates: list[PlanCandidate] = []
     shortfalls: list[Shortfall] = []
+    host_misses: list[Shortfall] = []
     skipped: dict[str, str] = {}
     notices_by_offer: dict[str, list[Notice]] = {}
     by_gpu: dict[str, list[tuple[Machine, list[int]]]] = {}
@@ -165,6 +168,21 @@ def plan(request: PlanRequest) -> dict[str, Any]:
             for index in best_per_cluster_size(evaluated):
                 gpu_count = int(evaluated.candidates.count[index])
                 sellers = [offer for offer in machine.offers if offer_sells(offer, gpu_count)]
+                host_need = (
+                    0.0 if evaluated.host_bytes is None else float(evaluated.host_bytes[index])
+                )
+                for offer in sellers:
+                    if not offer_holds_host_memory(offer, host_need):
+                        host_misses.append(
+                            Shortfall(
+                                machine.gpu.id,
+                                gpu_count,
+                                host_need,
+                                offer.ram_gb * 1e9 * (1 - HOST_MEMORY_MARGIN),
+                                kind="host",
+                            )
+                        )
+                sellers = [offer for offer in sellers if offer_holds_host_memory(offer, host_need)]
                 for offer in sellers or ([None] if not machine.offers else []):
                     candidates.append(
                         PlanCandidate(
@@ -232,6 +250,8 @@ def plan(request: PlanRequest) -> dict[str, Any]:
         "unoffered_gpus": unoffered,
         "offer_notes": list(book.notes),
     }
+    if not shown and not candidates:
+        shortfalls += host_misses
     result["explanation"] = explain(shown, request, shortfalls, scenario, feasible_rows)
     if not shown and skipped:
         result["explanation"] += "; " + "; ".join(skipped.values())
@@ -251,19 +271,44 @@ def explain(
     if not plans:
         reasons = []
         if shortfalls:
-            closest = min(shortfalls, key=lambda miss: miss.peak_bytes - miss.usable_bytes)
-            reasons.append(
-                f"nothing fits: the closest is {closest.count} x {closest.gpu} at "
-                f"{format_bytes(closest.peak_bytes)} per GPU against {format_bytes(closest.usable_bytes)} usable "
-                f"(short by {format_bytes(closest.peak_bytes - closest.usable_bytes)})"
+            on_gpu = [miss for miss in shortfalls if miss.kind == "gpu"]
+            closest = min(
+                on_gpu or shortfalls, key=lambda miss: miss.peak_bytes - miss.usable_bytes
             )
+            if closest.kind == "host":
+                reasons.append(
+                    f"nothing fits: {closest.count} x {closest.gpu} fits the GPUs only with CPU "
+                    f"offload, which keeps {format_bytes(closest.peak_bytes, binary=False)} per "
+                    f"node in host memory against {format_bytes(closest.usable_bytes, binary=False)} "
+                    "usable RAM"
+                )
+            else:
+                reasons.append(
+                    f"nothing fits: the closest is {closest.count} x {closest.gpu} at "
+                    f"{format_bytes(closest.peak_bytes)} per GPU against {format_bytes(closest.usable_bytes)} usable "
+                    f"(short by {format_bytes(closest.peak_bytes - closest.usable_bytes)})"
+                )
+            host = [miss for miss in shortfalls if miss.kind == "host"]
+            if on_gpu and host:
+                least = min(host, key=lambda miss: miss.peak_bytes)
+                reasons.append(
+                    f"with CPU offload {least.count} x {least.gpu} would fit the GPUs but needs "
+                    f"{format_bytes(least.peak_bytes, binary=False)} of host memory per node "
+                    f"against {format_bytes(least.usable_bytes, binary=False)} usable"
+                )
             hints = []
+            if host:
+                least = min(host, key=lambda miss: miss.peak_bytes)
+                hints.append(
+                    "an instance with more than "
+                    f"{format_bytes(least.peak_bytes / (1 - HOST_MEMORY_MARGIN), binary=False)} RAM"
+                )
             if scenario.job.method == "full":
                 hints.append("fine-tune with method: qlora or lora")
             hints.append(f"allow more GPUs (--max-gpus above {request.max_gpus})")
             if "recompute" in scenario.strategy_given:
                 hints.append("let the search choose recompute: full")
-            if "offload" in scenario.strategy_given:
+            if "offload" in scenario.strategy_given and closest.kind == "gpu":
                 hints.append("let the search offload the optimizer")
             if not request.allow_unlisted_network:
                 hints.append("--allow-unlisted-network to join single-GPU offers")

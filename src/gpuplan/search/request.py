@@ -76,3 +76,9 @@ class PlanRequest:
             raise PlanError(f"limit: must be at least 1, got {self.limit}")
         if self.max_layouts is not None and self.max_layouts < 1:
             raise PlanError(f"max_layouts: must be at least 1, got {self.max_layouts}")
+        strategy, given = self.scenario.strategy, self.scenario.strategy_given
+        if "etp" in given and strategy.etp and not ("tp" in given and strategy.etp == strategy.tp):
+            raise PlanError(
+                f"strategy.etp: {strategy.etp} is estimate-only; the plan search splits experts "
+                "by tp, as the step time does: drop etp to search, or give it to gpuplan estimate"
+            )

@@ -242,6 +242,9 @@ def plan_row(
             "peak_bytes": float(evaluated.peak_bytes[index]),
             "capacity_bytes": float(machine.gpu.memory_bytes),
             "headroom": float(evaluated.headroom[index]),
+            "host_bytes_per_node": (
+                0.0 if evaluated.host_bytes is None else float(evaluated.host_bytes[index])
+            ),
         },
         "throughput": {
             "step_seconds": float(evaluated.step_seconds[index]),

@@ -8,8 +8,10 @@ framework profile, sequence length, batch and the token budget.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from gpuplan.errors import InputError
+from gpuplan.estimate.frameworks import FRAMEWORK_CODES, check_part_value, torchtitan_date
 from gpuplan.limits import shown
 from gpuplan.workload.model import ModelSpec
 
@@ -19,7 +21,8 @@ PRECISIONS = ("bf16", "fp16", "fp8", "fp32", "bf16-pure")
 and optimizer states all in bf16 (litgpt ``bf16-true``, torchtune's default); ``fp8``: fp8 matmuls
 with bf16 weights and fp32 master weights (Transformer Engine)."""
 OPTIMIZERS = ("adamw", "adamw-8bit", "sgd", "adafactor")
-FRAMEWORKS = ("auto", "megatron", "fsdp", "deepspeed", "hf")
+FRAMEWORKS = ("auto", *FRAMEWORK_CODES)
+"""``auto`` or a preset of ``estimate/frameworks.py``."""
 LORA_TARGET_SETS = {
     "attention": ("q_proj", "k_proj", "v_proj", "o_proj"),
     "all-linear": ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"),
@@ -145,6 +148,9 @@ class TrainingJob:
     tp_comm_overlap: bool = False
     fused_kernels: bool = False
     attention_kernel: str | None = None
+    framework_parts: tuple[tuple[str, Any], ...] = ()
+    """The scenario's part overrides of the framework preset (``frameworks.PART_KEYS``, and
+    ``version`` for torchtitan), as ``(key, value)`` pairs."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fp8_recipe", _choice("fp8_recipe", self.fp8_recipe, FP8_RECIPES))
@@ -162,6 +168,7 @@ class TrainingJob:
             object.__setattr__(self, "precision", "bf16-pure")
         object.__setattr__(self, "optimizer", _choice("optimizer", self.optimizer, OPTIMIZERS))
         object.__setattr__(self, "framework", _choice("framework", self.framework, FRAMEWORKS))
+        self._check_framework_parts()
         if self.seq_len < 1:
             raise JobError(f"seq_len: must be a positive number of tokens, got {self.seq_len}")
         if self.global_batch < 1:
@@ -184,6 +191,38 @@ class TrainingJob:
                     f"trainable_layers: method freeze needs the number of trained layers, "
                     f"1..{self.model.num_layers}, got {layers}"
                 )
+
+    def _check_framework_parts(self) -> None:
+        """Validate the part overrides and keep the scenario's own loss and attention keys in
+        step with them: ``fused_loss`` is a ``fused`` or ``chunked`` loss, ``attention_kernel``
+        the ``attention`` part."""
+        parts = dict(self.framework_parts)
+        for key, value in self.framework_parts:
+            if key == "version":
+                if self.framework != "torchtitan":
+                    raise JobError(
+                        f"framework.version: only the torchtitan preset has versions, base is "
+                        f"{self.framework}"
+                    )
+                torchtitan_date(str(value))
+            else:
+                check_part_value(key, value)
+        loss = parts.get("loss")
+        if loss is not None:
+            if self.fused_loss and loss not in ("fused", "chunked"):
+                raise JobError(
+                    f"framework.loss: {loss} contradicts fused_loss: true; accepted with it: "
+                    "fused, chunked"
+                )
+            object.__setattr__(self, "fused_loss", loss in ("fused", "chunked"))
+        attention = parts.get("attention")
+        if attention is not None:
+            if self.attention_kernel is not None and self.attention_kernel != attention:
+                raise JobError(
+                    f"framework.attention: {attention} contradicts attention_kernel: "
+                    f"{self.attention_kernel}; give one of them"
+                )
+            object.__setattr__(self, "attention_kernel", attention)
 
     @property
     def is_adapter(self) -> bool:
