@@ -37,6 +37,16 @@ The per-framework activation choices, per element of the tensor (bytes):
   log-softmax at once (12 bytes per logit; torchtitan and torchtune free the bf16 logits before
   backward, ``del pred`` / ``del logits``).
 
+- Attention softmax without flash attention: Megatron's fused ``scaled_masked_softmax`` keeps its
+  bf16 output (2 bytes per score); the eager PyTorch stacks upcast and keep the fp32 softmax (4)
+  and the bf16 copy the value product takes.
+- Fused Q/K/V projection: litgpt projects Q, K and V with one ``attn`` linear layer and rotates
+  views of its output and builds Q and K with ``torch.cat`` (``litgpt/model.py``
+  ``CausalSelfAttention.forward``), so the ``hf`` profile, validated on litgpt, keeps that buffer
+  for multi-head models and a contiguous copy of the attention output.
+- ``deepspeed`` runs the transformers modelling code (Hugging Face Trainer or Accelerate with
+  DeepSpeed), whose per-family kernels ``memory.activation_kernels`` applies.
+
 Gradient accumulation under FSDP skips the reduce-scatter until the last micro-batch
 (``FullyShardedDataParallel.no_sync``, FSDP2 ``set_requires_gradient_sync(False)``; Lightning
 Fabric's ``no_backward_sync`` and Hugging Face Accelerate's ``accumulate`` call it), so each rank
@@ -101,6 +111,10 @@ class FrameworkProfile:
     fused_kernels: bool = False
     attention_kernel: str = "flash2"
     overlaps_pipeline_sends: bool = False
+    softmax_bytes_per_score: float = 4.0
+    fuses_qkv_projection: bool = False
+    rotates_by_concatenation: bool = False
+    runs_transformers_modeling: bool = False
 
 
 PROFILES: dict[str, FrameworkProfile] = {
@@ -121,6 +135,7 @@ PROFILES: dict[str, FrameworkProfile] = {
         fused_kernels=True,
         attention_kernel="cudnn",
         overlaps_pipeline_sends=True,
+        softmax_bytes_per_score=2.0,
     ),
     "fsdp": FrameworkProfile(
         name="fsdp",
@@ -151,6 +166,7 @@ PROFILES: dict[str, FrameworkProfile] = {
         gradient_bucket_elements=0,
         fragmentation=0.08,
         persistent_gradients=True,
+        runs_transformers_modeling=True,
     ),
     "hf": FrameworkProfile(
         name="hf",
@@ -164,6 +180,8 @@ PROFILES: dict[str, FrameworkProfile] = {
         logit_bytes_per_element=12,
         gradient_bucket_elements=25e6,
         fragmentation=0.08,
+        fuses_qkv_projection=True,
+        rotates_by_concatenation=True,
     ),
 }
 
