@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from gpuplan.accuracy import memory_comparisons, summarize
+from gpuplan.accuracy import memory_comparisons, memory_errors_by, summarize
 
 
 def main() -> None:
@@ -16,7 +16,6 @@ def main() -> None:
     arguments = parser.parse_args()
     comparisons = memory_comparisons(arguments.use)
     print(f"{'row':58} {'metric':10} {'measured GiB':>12} {'predicted GiB':>13} {'error':>8}")
-    errors_by_source: dict[str, list[float]] = {}
     for comparison in comparisons:
         row = comparison.row
         measured = (
@@ -39,22 +38,22 @@ def main() -> None:
         print(
             f"{row.id:58} {row.metric:10} {measured:>12} {predicted:>13} {'' if error is None else f'{error:+.1%}':>8}{verdict}"
         )
-        if error is not None:
-            errors_by_source.setdefault(row.source, []).append(error)
-    print()
-    print(
-        f"{'source':30} {'rows':>5} {'median |err|':>12} {'mean |err|':>11} {'worst':>8} {'bias':>8}"
-    )
-    everything: list[float] = []
-    for source, errors in sorted(errors_by_source.items()):
-        summary = summarize(errors)
-        everything.extend(errors)
+    everything = [c.relative_error for c in comparisons if c.relative_error is not None]
+    for column in ("source", "method"):
+        print()
         print(
-            f"{source:30} {summary.count:5} {summary.median_absolute:12.1%} {summary.mean_absolute:11.1%} {summary.worst_absolute:8.1%} {summary.bias:+8.1%}"
+            f"{column:30} {'rows':>5} {'median |err|':>12} {'mean |err|':>11} {'worst':>8} {'bias':>8}"
         )
-    total = summarize(everything)
+        groups = memory_errors_by(comparisons, column)
+        for name, errors in [*groups.items(), ("all", everything)]:
+            summary = summarize(errors)
+            print(
+                f"{name:30} {summary.count:5} {summary.median_absolute:12.1%} {summary.mean_absolute:11.1%} {summary.worst_absolute:8.1%} {summary.bias:+8.1%}"
+            )
+    oom = [c for c in comparisons if c.row.oom]
+    wrong = [c.row.id for c in oom if c.fits]
     print(
-        f"{'all':30} {total.count:5} {total.median_absolute:12.1%} {total.mean_absolute:11.1%} {total.worst_absolute:8.1%} {total.bias:+8.1%}"
+        f"\nout-of-memory rows: {len(oom)}, predicted to fit: {len(wrong)} {wrong if wrong else ''}"
     )
 
 

@@ -8,14 +8,21 @@ from __future__ import annotations
 
 import pytest
 
-from gpuplan.accuracy import memory_comparisons, summarize
+from gpuplan.accuracy import memory_comparisons, memory_errors_by, summarize
 
-MEDIAN_BOUND = 0.10
-WORST_BOUND = 0.25
-"""The memory model issue's bounds: median absolute error 10 %, every row within 25 %."""
-MEDIAN_BOUND_WITHOUT_QLORA = 0.05
-"""Full fine-tuning and LoRA rows reach about 4 % (docs/accuracy.md); QLoRA stays about 17 %
-under."""
+METHOD_BOUNDS = {
+    # method: (median absolute error, every row)
+    "lora": (0.05, 0.15),
+    "qlora": (0.08, None),
+}
+"""The memory model issue's bounds: median within 5 % and every row within 15 % on full
+fine-tuning and LoRA, QLoRA's median within 8 %. LoRA reaches 2.7 % (worst 11.6 %), QLoRA
+2.9 % (``python benchmarks/memory_accuracy.py``)."""
+FULL_FINE_TUNING_GUARD = (0.055, 0.25)
+"""Full fine-tuning does not meet the issue's bounds yet: median 5.3 %, worst 24 % (torchtitan's
+70B tensor-parallel rows, 19-24 % under, and litgpt's phi-2, 16 % under). A guard at today's
+level, not the target (5 %, 15 %)."""
+OVERALL_MEDIAN_BOUND = 0.05
 
 
 @pytest.fixture(scope="module")
@@ -32,17 +39,33 @@ def test_memory_error_is_bounded(comparisons):
     errors = [c.relative_error for c in comparisons if c.relative_error is not None]
     summary = summarize(errors)
     assert summary.count >= 40
-    assert summary.median_absolute <= MEDIAN_BOUND, summary
-    assert summary.worst_absolute <= WORST_BOUND, summary
+    assert summary.median_absolute <= OVERALL_MEDIAN_BOUND, summary
 
 
-def test_memory_error_without_qlora(comparisons):
-    errors = [
-        c.relative_error
-        for c in comparisons
-        if c.relative_error is not None and c.row.method != "qlora"
-    ]
-    assert summarize(errors).median_absolute <= MEDIAN_BOUND_WITHOUT_QLORA
+@pytest.mark.parametrize("method", sorted(METHOD_BOUNDS))
+def test_memory_error_per_method_meets_its_bound(comparisons, method):
+    median_bound, worst_bound = METHOD_BOUNDS[method]
+    summary = summarize(memory_errors_by(comparisons, "method")[method])
+    assert summary.count >= 10
+    assert summary.median_absolute <= median_bound, summary
+    if worst_bound is not None:
+        assert summary.worst_absolute <= worst_bound, summary
+
+
+def test_full_fine_tuning_error_stays_at_todays_level(comparisons):
+    median_bound, worst_bound = FULL_FINE_TUNING_GUARD
+    summary = summarize(memory_errors_by(comparisons, "method")["full"])
+    assert summary.count >= 10
+    assert summary.median_absolute <= median_bound, summary
+    assert summary.worst_absolute <= worst_bound, summary
+
+
+def test_errors_are_summarised_per_source_and_method(comparisons):
+    by_source = memory_errors_by(comparisons, "source")
+    by_method = memory_errors_by(comparisons, "method")
+    rows = sum(1 for c in comparisons if c.relative_error is not None)
+    assert sum(map(len, by_source.values())) == sum(map(len, by_method.values())) == rows
+    assert {c.row.source for c in comparisons if c.relative_error is not None} == set(by_source)
 
 
 def test_out_of_memory_rows_are_not_predicted_to_fit(comparisons):

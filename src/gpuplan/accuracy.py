@@ -82,6 +82,16 @@ def memory_comparisons(use: str | None = "test") -> list[MemoryComparison]:
     return [compare_memory_row(row) for row in memory_rows(use)]
 
 
+def memory_errors_by(comparisons: list[MemoryComparison], column: str) -> dict[str, list[float]]:
+    """Relative errors of the measured rows grouped by a row column (``source``, ``method``)."""
+    groups: dict[str, list[float]] = {}
+    for comparison in comparisons:
+        error = comparison.relative_error
+        if error is not None:
+            groups.setdefault(str(getattr(comparison.row, column)), []).append(error)
+    return dict(sorted(groups.items()))
+
+
 @dataclass(frozen=True)
 class ErrorSummary:
     count: int

@@ -38,7 +38,7 @@ from gpuplan.limits import (
 )
 from gpuplan.strategy import OFFLOAD, RECOMPUTE, Strategy
 from gpuplan.units import parse_bandwidth, parse_bytes, parse_duration, parse_tokens
-from gpuplan.workload.job import LoraConfig, MoEOptions, TrainingJob
+from gpuplan.workload.job import QUANTIZERS, LoraConfig, MoEOptions, TrainingJob
 from gpuplan.workload.model import ModelSpec
 
 TOP_LEVEL_KEYS = (
@@ -105,7 +105,7 @@ STRATEGY_KEYS = (
     "flash_attention",
     "sequence_parallel",
 )
-LORA_KEYS = ("rank", "alpha", "targets", "dropout", "double_quant")
+LORA_KEYS = ("rank", "alpha", "targets", "dropout", "double_quant", "quantizer")
 
 
 class ScenarioError(InputError):
@@ -306,6 +306,7 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
         targets=LoraConfig.parse_targets(lora_data.get("targets", "all-linear")),
         dropout=_number(lora_data, "dropout", "lora.", 0.0, (0, 0.99)),
         double_quant=_boolean(lora_data, "double_quant", "lora.", True),
+        quantizer=_choice(lora_data, "quantizer", "lora.", QUANTIZERS),
     )
 
     hardware = data.get("hardware") or {}

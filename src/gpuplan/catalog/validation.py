@@ -110,6 +110,8 @@ class ValidationRow:
                 "dropout": self.lora_dropout,
                 "double_quant": self.double_quant,
             }
+            if self.method == "qlora" and "litgpt" in (self.framework_detail or "").lower():
+                lora["quantizer"] = "bitsandbytes-0.42"  # litgpt 0.4 pins bitsandbytes==0.42.0
             scenario["lora"] = {k: v for k, v in lora.items() if v is not None}
         optimizer = _OPTIMIZER_ALIASES.get(self.optimizer or "", self.optimizer)
         for key, value in (

@@ -81,6 +81,16 @@ The per-framework activation choices, per element of the tensor (bytes):
   fc2 input), eager PyTorch 8 (gate, SiLU output, up, product).
 - Loss, bytes per logit (:data:`LOSS_BYTES_PER_LOGIT`).
 
+- Attention softmax without flash attention: Megatron's fused ``scaled_masked_softmax`` keeps its
+  bf16 output (2 bytes per score); the eager PyTorch stacks upcast and keep the fp32 softmax (4)
+  and the bf16 copy the value product takes.
+- Fused Q/K/V projection: litgpt projects Q, K and V with one ``attn`` linear layer and rotates
+  views of its output and builds Q and K with ``torch.cat`` (``litgpt/model.py``
+  ``CausalSelfAttention.forward``), so the ``hf`` profile, validated on litgpt, keeps that buffer
+  for multi-head models and a contiguous copy of the attention output.
+- ``deepspeed`` runs the transformers modelling code (Hugging Face Trainer or Accelerate with
+  DeepSpeed), whose per-family kernels ``memory.activation_kernels`` applies.
+
 Gradient accumulation under FSDP skips the reduce-scatter until the last micro-batch in
 Hugging Face Accelerate and Lightning Fabric (``no_sync``, FSDP2
 ``set_requires_gradient_sync(False)``), so each rank holds the whole model's gradients
@@ -231,7 +241,10 @@ class KernelsPart:
     ``loss_parallel`` whether the logits stay split over tensor parallel (Megatron's
     vocab-parallel loss, torchtitan's ``loss_parallel``) or the output head is gathered to every
     rank (DTensor TP with ``use_local_output``); ``fused`` whether the memory-bound ops run
-    fused (``traffic.py``)."""
+    fused (``traffic.py``); ``softmax_bytes_per_score`` what the softmax keeps without flash
+    attention, ``fuses_qkv_projection`` and ``rotates_by_concatenation`` litgpt's fused Q/K/V
+    layer and its ``torch.cat`` rotation, ``runs_transformers_modeling`` whether the stack runs
+    the transformers modelling code (module docstring)."""
 
     norm: str = "eager"
     swiglu: str = "eager"
@@ -240,6 +253,10 @@ class KernelsPart:
     loss: str = "fp32"
     loss_parallel: bool = True
     fused: bool = False
+    softmax_bytes_per_score: float = 4.0
+    fuses_qkv_projection: bool = False
+    rotates_by_concatenation: bool = False
+    runs_transformers_modeling: bool = False
 
     @property
     def norm_input_bytes(self) -> float:
@@ -340,6 +357,22 @@ class FrameworkProfile:
     def loss_is_parallel(self) -> bool:
         return self.kernels.loss_parallel
 
+    @property
+    def softmax_bytes_per_score(self) -> float:
+        return self.kernels.softmax_bytes_per_score
+
+    @property
+    def fuses_qkv_projection(self) -> bool:
+        return self.kernels.fuses_qkv_projection
+
+    @property
+    def rotates_by_concatenation(self) -> bool:
+        return self.kernels.rotates_by_concatenation
+
+    @property
+    def runs_transformers_modeling(self) -> bool:
+        return self.kernels.runs_transformers_modeling
+
     def resolved_dtype(self, dtype: str) -> str:
         """A part's dtype with ``param`` replaced by the dtype of the tensor the optimizer updates."""
         return self.weights.optimizer_dtype if dtype == "param" else dtype
@@ -374,6 +407,7 @@ PRESETS: dict[str, FrameworkProfile] = {
             repeat_kv=False,
             loss="vocab-parallel",
             fused=True,
+            softmax_bytes_per_score=2.0,
         ),
         buffers=BuffersPart(),
         offload=OffloadPart(),
@@ -398,7 +432,7 @@ PRESETS: dict[str, FrameworkProfile] = {
         weights=WeightsPart(),
         gradients=GradientsPart(dtype="bf16", reduce_dtype="bf16"),
         optimizer=OptimizerPart(),
-        kernels=_EAGER,
+        kernels=replace(_EAGER, runs_transformers_modeling=True),
         buffers=BuffersPart(gradient_buckets="ipg", bucket_elements="hidden^2", bucket_count=2),
         offload=OffloadPart(staging_copy=True),
         fragmentation=0.08,
@@ -408,7 +442,9 @@ PRESETS: dict[str, FrameworkProfile] = {
         weights=WeightsPart(param_dtype="fp32", master_weights="none"),
         gradients=GradientsPart(dtype="param", reduce_dtype="param", persistent=False),
         optimizer=OptimizerPart(),
-        kernels=replace(_EAGER, norm="eager-fp32"),
+        kernels=replace(
+            _EAGER, norm="eager-fp32", fuses_qkv_projection=True, rotates_by_concatenation=True
+        ),
         buffers=BuffersPart(gradient_buckets="ddp"),
         offload=OffloadPart(staging_copy=True),
         fragmentation=0.08,
@@ -418,7 +454,7 @@ PRESETS: dict[str, FrameworkProfile] = {
         weights=WeightsPart(),
         gradients=GradientsPart(sharding="none", compute_copy=True),
         optimizer=OptimizerPart(),
-        kernels=KernelsPart(norm="fused", loss="vocab-parallel"),
+        kernels=KernelsPart(norm="fused", loss="vocab-parallel", softmax_bytes_per_score=2.0),
         buffers=BuffersPart(),
         offload=OffloadPart(staging_copy=True),
         fragmentation=0.08,

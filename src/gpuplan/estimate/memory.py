@@ -265,6 +265,27 @@ def expert_data_parallel(layout: Layout) -> FloatArray:
     return np.asarray(ranks / (layout.ep * layout.etp), dtype=float)
 
 
+def quantizes_head(job: TrainingJob) -> bool:
+    """Whether QLoRA's output head is 4-bit: Lightning's ``BitsandbytesPrecision`` (litgpt 0.4,
+    ``lora.quantizer: bitsandbytes-0.42``) replaces every ``torch.nn.Linear`` as the model is
+    built (``_ClassReplacementContextManager({"torch.nn.Linear": ...})``, lightning 2.4
+    ``fabric/plugins/precision/bitsandbytes.py``); transformers' ``BitsAndBytesConfig`` keeps the
+    output embedding in the compute dtype (``get_keys_to_not_convert``). A tied head is the
+    embedding matrix and stays bf16."""
+    return (
+        job.method == "qlora"
+        and job.lora.quantizer == "bitsandbytes-0.42"
+        and not job.model.tie_word_embeddings
+    )
+
+
+def quantized_head_parameters(job: TrainingJob, layout: Layout, last_stage: bool) -> FloatArray:
+    """Output-head parameters held in NF4 on one rank of the first or last pipeline stage."""
+    on_stage = (layout.pp == 1) | last_stage
+    head = job.model.vocab_size * job.model.hidden_size / layout.tp.astype(float)
+    return np.asarray(np.where(on_stage & quantizes_head(job), head, 0.0), dtype=float)
+
+
 @dataclass(frozen=True)
 class StageParameters:
     """Parameters held by one rank of the first or last pipeline stage, by kind: ``dense``
@@ -412,8 +433,10 @@ def model_state_bytes(
     frozen_element = FP32 if job.precision == "fp32" else BF16
     if job.method == "qlora":
         nf4 = nf4_bytes_per_param(job.lora.double_quant)
-        dense_linear = stage.linear - stage.experts
-        frozen_dense = dense_linear * nf4 + (split.frozen_dense - dense_linear) * BF16
+        quantized = (
+            stage.linear - stage.experts + quantized_head_parameters(job, layout, last_stage)
+        )
+        frozen_dense = quantized * nf4 + (split.frozen_dense - quantized) * BF16
         frozen_experts = split.frozen_experts * nf4
     else:
         frozen_dense = split.frozen_dense * frozen_element
@@ -442,6 +465,322 @@ def model_state_bytes(
 
 # --- activations ------------------------------------------------------------------------------
 
+ACTIVATION_CLASSES = (
+    "norm",
+    "qk_norm",
+    "attention_input",
+    "mla_latent",
+    "qkv",
+    "scores",
+    "attention_output",
+    "mlp_input",
+    "mlp",
+    "router",
+    "experts",
+    "shared_experts",
+    "dropout",
+    "lora",
+)
+"""The tensor classes of :func:`activation_terms`, which ``benchmarks/trace_activations.py``
+measures one by one on real layers."""
+
+HF_FUSED_QKV_FAMILIES = frozenset({"phi3", "falcon", "chatglm", "internlm2"})
+"""Families whose transformers modelling code projects Q, K and V with one linear layer and
+applies rotary embeddings to views of its output (``Phi3Attention.qkv_proj``,
+``FalconAttention.query_key_value``, ChatGLM and InternLM2 ``query_key_value``/``wqkv``)."""
+HF_CONCATENATED_ROTARY_FAMILIES = frozenset({"phi3", "chatglm"})
+"""Families whose transformers rotary embedding builds Q by concatenating its rotated and
+passed-through parts (``modeling_phi3.apply_rotary_pos_emb``: ``torch.cat``)."""
+HF_BF16_SOFTMAX_FAMILIES = frozenset({"gpt2", "opt", "bloom", "mpt"})
+"""Families whose transformers eager attention keeps the softmax in the input dtype
+(``GPT2Attention`` ``eager_attention_forward``); the others upcast it to fp32
+(``modeling_llama.eager_attention_forward``: ``softmax(..., dtype=torch.float32).to(dtype)``)."""
+
+
+@dataclass(frozen=True)
+class ActivationKernels:
+    """What a stack's kernels keep for backward, per layout (arrays broadcast like a Layout).
+
+    Bytes per element of the tensor named, for 16-bit compute:
+
+    - ``norm_input_bytes``: each norm's input (2: fused RMSNorm and ``native_layer_norm`` keep the
+      bf16 input; 4: the eager RMSNorm upcasts and keeps the fp32 copy);
+    - ``norm_output_bytes``: the normalised value the norm weight's gradient needs (0 fused; 2 when
+      the eager norm multiplies the weight by ``x.to(dtype)``; 4 when it multiplies in fp32);
+    - ``swiglu_bytes``: per FFN element of a gated MLP (6: Megatron's fused kernel keeps the fc1
+      output pair and the fc2 input; 8: eager gate, activation, up and product);
+    - ``softmax_bytes``: per attention score of the eager softmax (2 bf16, 4 fp32);
+    - ``repeats_kv``: K and V copied to every query head before attention;
+    - ``fused_qkv``: Q, K and V are views of one projection's output, so rotary embeddings make
+      new Q and K while V keeps the whole buffer alive;
+    - ``rotary_by_concatenation``: rotary embeddings build Q with ``torch.cat``, so Q is laid
+      out by head and flash attention's output, allocated like Q (FlashAttention-2 ``mha_fwd``
+      ``empty_like(q)``; PyTorch's meta kernel for ``_scaled_dot_product_flash_attention``), is
+      not the storage the output projection reads: the model makes a contiguous copy;
+    - ``composite_gelu``: the tanh GeLU written as separate ops (transformers ``gelu_new``,
+      ``NewGELUActivation``), which keep four FFN-wide tensors instead of one;
+    - ``moe_combine_copies``: expert outputs kept per routed token by the combine (1: the
+      permute/unpermute of Megatron-Core; 2: transformers' expert loop, whose ``index_add_``
+      keeps the weighted output beside the unweighted one its multiply keeps);
+    - ``every_other_matmul``: torchtitan's per-op selective recompute policy.
+    """
+
+    norm_input_bytes: FloatArray
+    norm_output_bytes: FloatArray
+    swiglu_bytes: FloatArray
+    softmax_bytes: FloatArray
+    repeats_kv: npt.NDArray[np.bool_]
+    fused_qkv: npt.NDArray[np.bool_]
+    rotary_by_concatenation: npt.NDArray[np.bool_]
+    composite_gelu: npt.NDArray[np.bool_]
+    moe_combine_copies: FloatArray
+    every_other_matmul: npt.NDArray[np.bool_]
+
+
+def activation_kernels(
+    model: ModelSpec,
+    framework_codes: npt.NDArray[np.int64],
+    profiles: Sequence[FrameworkProfile] | None = None,
+) -> ActivationKernels:
+    """The kernels of each layout's framework profile (``frameworks.py``), with what the
+    transformers modelling code does differently by family where the profile runs it:
+    Gemma's RMSNorm multiplies by ``1 + weight`` in fp32 (``GemmaRMSNorm.forward``), ``gelu_new``
+    is composite, some families fuse Q, K and V (``HF_FUSED_QKV_FAMILIES``) and GPT-2-style
+    attention keeps a bf16 softmax (``HF_BF16_SOFTMAX_FAMILIES``)."""
+    transformers = profile_values(framework_codes, "runs_transformers_modeling", profiles) > 0
+    rmsnorm = model.norm == "rmsnorm"
+    norm_input = profile_values(framework_codes, "rmsnorm_input_bytes", profiles)
+    norm_output = profile_values(framework_codes, "rmsnorm_output_bytes", profiles)
+    gemma = model.family.startswith("gemma")
+    norm_output = np.where(transformers & gemma & (norm_output > 0), FP32, norm_output)
+    if not rmsnorm:
+        norm_input, norm_output = np.full_like(norm_input, BF16), np.zeros_like(norm_output)
+    softmax = profile_values(framework_codes, "softmax_bytes_per_score", profiles)
+    softmax = np.where(transformers & (model.family in HF_BF16_SOFTMAX_FAMILIES), BF16, softmax)
+    fused = profile_values(framework_codes, "fuses_qkv_projection", profiles) > 0
+    fused = fused | (transformers & (model.family in HF_FUSED_QKV_FAMILIES))
+    composite_gelu = transformers & (model.hidden_act == "gelu_new")
+    concatenated = profile_values(framework_codes, "rotates_by_concatenation", profiles) > 0
+    concatenated = concatenated | (transformers & (model.family in HF_CONCATENATED_ROTARY_FAMILIES))
+    return ActivationKernels(
+        norm_input_bytes=np.asarray(norm_input, dtype=float),
+        norm_output_bytes=np.asarray(norm_output, dtype=float),
+        swiglu_bytes=profile_values(framework_codes, "swiglu_bytes_per_element", profiles),
+        softmax_bytes=np.asarray(softmax, dtype=float),
+        repeats_kv=profile_values(framework_codes, "repeats_kv_heads", profiles) > 0,
+        fused_qkv=np.asarray(fused, dtype=bool),
+        rotary_by_concatenation=np.asarray(concatenated & (model.position_embedding == "rope")),
+        composite_gelu=np.asarray(composite_gelu, dtype=bool),
+        moe_combine_copies=np.where(transformers, 2.0, 1.0),
+        every_other_matmul=profile_values(framework_codes, "selective_every_other_matmul", profiles)
+        > 0,
+    )
+
+
+def activation_terms(
+    model: ModelSpec,
+    layout: Layout,
+    kernels: ActivationKernels,
+    sequence_length: int,
+    flash_attention: bool = True,
+    dropout: bool = False,
+    lora_targets: tuple[str, ...] | None = None,
+    lora_dropout: bool = False,
+    frozen_linear_keeps_input: bool = False,
+    compiled: bool = False,
+    bytes_per_value: float = BF16,
+    expert_load: float = 1.0,
+) -> dict[str, FloatArray]:
+    """Bytes one layer keeps for backward per token of the micro-batch on one rank, by tensor
+    class (``ACTIVATION_CLASSES``). Tensor by tensor, after Korthikanti et al. 2022 (section 4.1)
+    and measured on transformers layers (``benchmarks/trace_activations.py``, docs/accuracy.md),
+    for hidden h, heads a and KV heads g of head size d, query width q = a d, K/V width k = g d,
+    FFN width F and 2-byte values (bytes below; fp32 compute doubles them):
+
+    - ``norm``, per norm: the input (2 h or 4 h, ``ActivationKernels``) and the normalised value
+      when the weight trains (0, 2 h or 4 h), plus fp32 statistics (rstd 4, LayerNorm mean and
+      rstd 8);
+    - ``qk_norm`` (Qwen3, Gemma 3 per head; OLMo 2 over the width): the same kernel on Q and K;
+    - ``attention_input``: the input of the Q/K/V projections, 2 h (with a parallel MLP also the
+      MLP's input, ``mlp_input`` is then 0);
+    - ``mla_latent`` (DeepSeek multi-head latent attention): the query and KV latent norms and the
+      up-projections' inputs;
+    - ``qkv``: Q, K, V as the attention kernel keeps them, 2 (q + 2k); 6 q where K and V are
+      repeated to every head; with ``fused_qkv`` and rotary embeddings the whole projection
+      output (q + 2k) plus the rotated Q and K (q + k), 2 (2q + 3k);
+    - ``scores``: flash attention's fp32 log-sum-exp, 4 a; eager attention a s times the softmax
+      (2 or 4), its bf16 copy or dropped copy fed to the value product (2, when it is a new
+      tensor), the dropout mask (1) and Gemma 2's soft-capping ``tanh`` output (2);
+    - ``attention_output``: the output projection's input, 2 q: flash attention's saved output is
+      the same storage unless ``rotary_by_concatenation`` (then 4 q when the projection keeps
+      its input); eager attention keeps only the projection's input;
+    - ``mlp``: gated ``swiglu_bytes`` F; GeLU its input and the fc2 input, 4 F (``gelu_new`` 10 F);
+    - MoE layers: ``router`` (fp32 softmax 4 E, int64 top-k indices 8 k, renormalised weights
+      4 k + 4), ``experts`` per routed token (the gathered input 2 h, the expert MLP,
+      ``moe_combine_copies`` outputs of 2 h, fp32 weight 4, int64 indices 16; the rank receiving
+      the busiest load keeps ``expert_load`` (``moe.load_imbalance``) times its share of the
+      inputs, second indices and expert MLPs, and ``etp`` times the inputs and indices, which
+      the dispatcher all-gathers over the expert tensor-parallel group, Megatron-Core
+      ``token_dispatcher.py`` ``dispatch_postprocess``) and
+      ``shared_experts`` as a dense MLP;
+    - ``dropout``: the two residual dropout masks, 1 byte per element each;
+    - ``lora``: each adapter with dropout keeps the dropped bf16 copy of its input and a 1-byte
+      mask (PEFT ``lora.Linear.forward``); with ``fused_qkv`` the Q, K and V adapters share one
+      (litgpt ``LoRAQKVLinear``).
+
+    Tensor parallelism divides everything but the norms, the projections' inputs and the
+    residual masks, which sequence parallelism divides too. Korthikanti's GPT case (LayerNorm,
+    GeLU, dropout, eager attention, Megatron) gives ``34 h + 5 a s`` bytes per token plus the
+    norms' statistics, their eq. 1; with TP ``10 h + (24 h + 5 a s)/t`` (eq. 2), with sequence
+    parallelism ``(34 h + 5 a s)/t`` (eq. 3). Selective recompute drops the ``a s`` terms (eq. 4)
+    and, for the eager stacks' SwiGLU, the activation output and product. The FSDP profile's
+    selective recompute is torchtitan's per-op policy instead
+    (``torchtitan/models/llama3/infra/parallelize.py``, ``_save_list``): it keeps the block input,
+    the outputs of every other matmul (wq, wv, w1, w2) and of flash attention.
+
+    LoRA (frozen base weights, Hu et al. 2021): a frozen linear layer keeps no input and a frozen
+    norm no normalised output; a target keeps its input for the adapter's A gradient, or with
+    LoRA dropout the dropped copy instead. ``frozen_linear_keeps_input``: bitsandbytes up to
+    0.43.1 keeps every 4-bit layer's input (``MatMul4Bit.forward``: ``ctx.tensors = (A, B)``).
+    ``compiled`` (``torch.compile``): Inductor's min-cut partitioner keeps the gate and up
+    projections and the norms' bf16 inputs, and recomputes the SwiGLU product and the norms'
+    fp32 intermediates.
+    """
+    h, a = float(model.hidden_size), float(model.num_attention_heads)
+    tp = layout.tp.astype(float)
+    sp = layout.sequence_parallel
+    selective = layout.recompute == 1
+    trained = lora_targets is None
+    targets = set(lora_targets) if lora_targets is not None else set()
+    zeros = np.zeros(np.broadcast(tp, kernels.swiglu_bytes).shape)
+
+    def keeps_input(*modules: str) -> float:
+        if trained or frozen_linear_keeps_input:
+            return 1.0
+        return 1.0 if targets.intersection(modules) and not lora_dropout else 0.0
+
+    norm_input = kernels.norm_input_bytes
+    norm_output = kernels.norm_output_bytes if trained else np.zeros_like(kernels.norm_output_bytes)
+    swiglu = kernels.swiglu_bytes
+    if compiled:
+        swiglu = np.minimum(swiglu, 4.0)
+        norm_input, norm_output = np.full_like(norm_input, BF16), np.zeros_like(norm_output)
+    stats = FP32 if model.norm == "rmsnorm" else 2 * FP32
+    norms = float(min(model.norms_per_layer, 4))
+    terms: dict[str, FloatArray] = {}
+    terms["norm"] = norms * (h * (norm_input + norm_output) + stats) + zeros
+
+    q_width = float(model.q_width)
+    kv_width = float(model.kv_width)
+    if model.qk_norm != "none":
+        qk_widths = q_width + kv_width
+        norm_stats = (a + model.num_kv_heads) if model.qk_norm == "per_head" else 2.0
+        terms["qk_norm"] = (qk_widths * (norm_input + norm_output) + FP32 * norm_stats) / tp + zeros
+
+    attention_keeps = keeps_input("q_proj", "k_proj", "v_proj")
+    mlp_keeps = keeps_input("gate_proj", "up_proj")
+    if model.parallel_attention:
+        attention_keeps, mlp_keeps = max(attention_keeps, mlp_keeps), 0.0
+    terms["attention_input"] = BF16 * h * attention_keeps + zeros
+    terms["mlp_input"] = BF16 * h * mlp_keeps + zeros
+    terms["dropout"] = (2.0 * h if dropout else 0.0) + zeros
+
+    rotary = model.position_embedding == "rope"
+    if model.uses_mla:
+        q_lora = float(model.q_lora_rank or 0)
+        kv_lora = float(model.kv_lora_rank or 0)
+        latents = q_lora + kv_lora
+        latent_norms = 2.0 if q_lora else 1.0
+        terms["mla_latent"] = (
+            latents * (norm_input + norm_output + BF16) + FP32 * latent_norms
+        ) / tp + zeros
+        qk_head = float(model.qk_nope_head_dim + model.qk_rope_head_dim)
+        kv_buffer = float(model.qk_nope_head_dim + model.v_head_dim)
+        qkv_elements = a * (2.0 * qk_head + kv_buffer) + zeros
+    else:
+        repeated = kernels.repeats_kv & (model.num_kv_heads < model.num_attention_heads)
+        whole_buffer = kernels.fused_qkv & ~repeated & rotary
+        kept_kv = np.where(repeated, q_width, kv_width)
+        qkv_elements = np.where(
+            whole_buffer, 2.0 * q_width + 3.0 * kv_width, q_width + 2.0 * kept_kv
+        )
+    terms["qkv"] = BF16 * qkv_elements / tp
+    output_keeps = keeps_input("o_proj")
+    if flash_attention:
+        copy = np.where(kernels.rotary_by_concatenation, output_keeps, 0.0)
+        terms["attention_output"] = BF16 * q_width * (1.0 + copy) / tp + zeros
+        terms["scores"] = FP32 * a / tp + zeros
+    else:
+        terms["attention_output"] = BF16 * q_width * output_keeps / tp + zeros
+        copy = np.where((kernels.softmax_bytes > BF16) | dropout, BF16, 0.0)
+        per_score = kernels.softmax_bytes + copy + (1.0 if dropout else 0.0)
+        per_score = per_score + (BF16 if model.family == "gemma2" else 0.0)
+        terms["scores"] = np.where(selective, 0.0, a * sequence_length * per_score / tp)
+
+    def mlp_bytes(width: float) -> FloatArray:
+        down_input = keeps_input("down_proj")
+        if not model.gated_mlp:
+            activation = np.where(kernels.composite_gelu, 4.0, 1.0)
+            return np.asarray(BF16 * (activation + down_input) * width + zeros, dtype=float)
+        per_element = np.where(selective & (swiglu > 6), 4.0, swiglu)
+        if down_input == 0.0:
+            per_element = np.maximum(per_element - BF16, 4.0)
+        return np.asarray(per_element * width + zeros, dtype=float)
+
+    if model.is_moe:
+        moe_share = model.num_moe_layers / model.num_layers
+        k = float(model.num_experts_per_token)
+        router = model.settings.router
+        renormalised = router is not None and router.normalizes_top_k
+        router_bytes = (
+            FP32 * model.num_experts + 8.0 * k + ((FP32 * k + FP32) if renormalised else 0.0)
+        )
+        etp = layout.etp.astype(float)
+        kept_by_origin = BF16 * h * kernels.moe_combine_copies + FP32 + 8.0
+        received = etp * (BF16 * h + 8.0) + mlp_bytes(model.moe_intermediate_size)
+        per_routed_token = kept_by_origin + expert_load * received
+        terms["router"] = moe_share * router_bytes / tp + zeros
+        terms["experts"] = moe_share * k * per_routed_token / tp
+        if model.shared_expert_intermediate_size:
+            terms["shared_experts"] = (
+                moe_share * mlp_bytes(model.shared_expert_intermediate_size) / tp
+            )
+        terms["mlp"] = (1 - moe_share) * mlp_bytes(model.intermediate_size) / tp
+    else:
+        terms["mlp"] = mlp_bytes(model.intermediate_size) / tp
+
+    if targets and lora_dropout:
+        widths = {
+            "o_proj": q_width,
+            "gate_proj": h,
+            "up_proj": h,
+            "down_proj": float(model.intermediate_size),
+        }
+        others = sum(widths[name] for name in targets if name in widths)
+        attention_targets = len(targets & {"q_proj", "k_proj", "v_proj"})
+        attention = np.where(kernels.fused_qkv, min(attention_targets, 1), attention_targets) * h
+        terms["lora"] = (BF16 + 1.0) * (others + attention) / tp + zeros
+
+    replicated = ("norm", "attention_input", "mlp_input", "dropout")
+    for name in replicated:
+        terms[name] = np.where(sp, terms[name] / tp, terms[name])
+
+    if np.any(selective & kernels.every_other_matmul):
+        width = (
+            model.moe_intermediate_size * model.num_experts_per_token
+            if model.is_moe
+            else model.intermediate_size
+        )
+        block_ends = np.where(sp, 2.0 * h / tp, 2.0 * h)
+        saved_outputs = (q_width + kv_width + q_width + 2.0 * a + width) / tp
+        policy = selective & kernels.every_other_matmul
+        for name in list(terms):
+            terms[name] = np.where(policy, 0.0, terms[name])
+        terms["attention_input"] = np.where(policy, BF16 * block_ends, terms["attention_input"])
+        terms["mlp"] = np.where(policy, BF16 * saved_outputs, terms["mlp"])
+    scale = bytes_per_value / BF16
+    return {name: np.asarray(value * scale, dtype=float) for name, value in terms.items()}
+
 
 def activation_bytes_per_token_per_layer(
     model: ModelSpec,
@@ -458,166 +797,23 @@ def activation_bytes_per_token_per_layer(
     profiles: Sequence[FrameworkProfile] | None = None,
     expert_load: float = 1.0,
 ) -> FloatArray:
-    """Bytes one layer keeps for backward, per token of the micro-batch, on one rank.
-
-    Tensor by tensor (Korthikanti et al. 2022, section 4.1, adapted), in units of the value size
-    (2 bytes for bf16), for hidden h, heads a, query width q = a*head_dim, K/V width k, FFN F:
-
-    - replicated across TP unless sequence parallel: each norm's input (h for LayerNorm and
-      fused RMSNorm; the eager RMSNorm's fp32 copy, 2h, plus its normalised output when the
-      norm weight trains: ``frameworks.py``), the attention input (h), the MLP input (h),
-      dropout masks (h/2 each after attention and MLP, 1 byte per element);
-    - split by TP: Q, K, V (q + 2k, or 3q where the stack repeats K and V to every head), the
-      attention output feeding the output projection (q), the fp32 log-sum-exp of flash
-      attention (2a), or without flash attention the softmax output and its dropout (a*s, plus
-      a*s/2 + a*s with dropout); the MLP's saved tensors (SwiGLU 3F or 4F; GeLU its input F and,
-      when fc2 needs it, its output F); MoE: router logits (2E fp32), shared experts as a dense
-      MLP, and the routed experts (below).
-
-    MoE routed experts, per token of the rank's ``s b / tp`` (sequence-parallel) tokens, on the
-    busiest rank: each of the ``k`` routed copies keeps its permutation index (int64, 4 units;
-    Megatron-Core ``moe_utils.permute`` ``index_select`` by ``sorted_indices``) and, for the
-    combine, its expert output (h; ``unpermute`` multiplies it by its routing weight). The
-    dispatched copies a rank receives are ``expert_load`` (``moe.load_imbalance``: dropless
-    routing sends the busiest rank that share of the mean) times ``etp`` of them, because the
-    dispatcher all-gathers them over the expert tensor-parallel group
-    (``token_dispatcher.py`` ``dispatch_postprocess``); each keeps its expert input (h), its
-    second permutation index (4) and the expert MLP's saved tensors over ``F / etp`` columns.
-    So ``k/tp (h + 4 + load (etp (h + 4) + mlp(F)))``, which with ``etp = 1`` and a balanced
-    load is ``k (2h + 8 + mlp(F)) / tp``.
-
-    Korthikanti's GPT case (LayerNorm, GeLU, dropout, no flash attention) gives exactly
-    ``34 h + 5 a s`` per token, their eq. 1; with TP ``10 h + (24 h + 5 a s)/t`` (eq. 2) and with
-    sequence parallelism ``(34 h + 5 a s)/t`` (eq. 3). Selective recompute drops the ``a s``
-    terms (eq. 4) and, for the eager stacks' SwiGLU, the SiLU output and product (recomputed
-    from the saved gate and up). The FSDP profile's selective recompute is torchtitan's per-op
-    policy instead (``torchtitan/models/llama3/infra/parallelize.py``, ``_save_list``): it keeps
-    the block input, the outputs of every other matmul (wq, wv, w1, w2) and of flash attention,
-    and recomputes the rest.
-
-    LoRA (frozen base weights, Hu et al. 2021): a frozen linear layer keeps no input and a frozen
-    norm no normalised output. A target keeps its input for the adapter's A gradient, or with
-    LoRA dropout the dropped copy and its 1-byte mask instead (PEFT ``lora.Linear.forward``: one
-    dropout per target module). QLoRA's 4-bit layers keep their input whether or not they are
-    targets (``frozen_linear_keeps_input``: bitsandbytes up to 0.43.1, ``MatMul4Bit.forward``
-    stores ``ctx.tensors = (A, B)``; litgpt 0.4 pins bitsandbytes 0.42).
-
-    ``compiled`` (``torch.compile``): Inductor's min-cut partitioner keeps the gate and up
-    projections and the norms' bf16 inputs, and recomputes the SwiGLU product and the norms'
-    fp32 intermediates (2F, h per norm).
-    """
-    h = float(model.hidden_size)
-    a = float(model.num_attention_heads)
-    tp = layout.tp.astype(float)
-    sp = layout.sequence_parallel
-    selective = layout.recompute == 1
-    swiglu = profile_values(framework_codes, "swiglu_bytes_per_element", profiles) / BF16
-    trained = lora_targets is None
-    if model.norm == "rmsnorm":
-        norm_input = profile_values(framework_codes, "rmsnorm_input_bytes", profiles) / BF16
-        norm_output = profile_values(framework_codes, "rmsnorm_output_bytes", profiles) / BF16
-        norm_output = norm_output if trained else np.zeros_like(norm_output)
-    else:
-        norm_input, norm_output = np.ones_like(swiglu), np.zeros_like(swiglu)
-    if compiled:
-        swiglu = np.minimum(swiglu, 2.0)
-        norm_input, norm_output = np.ones_like(norm_input), np.zeros_like(norm_output)
-
-    repeats_kv = profile_values(framework_codes, "repeats_kv_heads", profiles) > 0
-    if model.uses_mla:
-        q_width = float(model.q_width)
-        kv_width: float | FloatArray = (
-            float(
-                model.num_attention_heads
-                * (model.qk_nope_head_dim + model.qk_rope_head_dim + model.v_head_dim)
-            )
-            / 2
-        )
-    else:
-        q_width = float(model.q_width)
-        kv_width = np.where(repeats_kv, q_width, float(model.kv_width))
-
-    targets = set(lora_targets) if lora_targets is not None else set()
-
-    def keeps_input(*modules: str) -> float:
-        """1 when a linear layer keeps its input for a weight gradient (LoRA dropout keeps a
-        dropped copy instead, counted with the adapters)."""
-        if trained or frozen_linear_keeps_input:
-            return 1.0
-        return 1.0 if targets.intersection(modules) and not lora_dropout else 0.0
-
-    norms = float(min(model.norms_per_layer, 4))
-    norm_inputs = norms * h * (norm_input + norm_output)
-    attention_input = h * keeps_input("q_proj", "k_proj", "v_proj")
-    mlp_input = h * keeps_input("gate_proj", "up_proj")
-    masks = h if dropout else 0.0
-    replicated = norm_inputs + attention_input + mlp_input + masks
-
-    sharded_qkv = (q_width + 2.0 * kv_width) / tp
-    output_input = q_width / tp
-    if flash_attention:
-        scores = 2.0 * a / tp
-    else:
-        score_terms = a * sequence_length * (2.5 if dropout else 1.0)
-        scores = np.where(selective, 0.0, score_terms / tp)
-
-    def mlp_elements(width: float) -> FloatArray:
-        down_input = keeps_input("down_proj")
-        if not model.gated_mlp:
-            return np.asarray((1.0 + down_input) * width + 0 * swiglu, dtype=float)
-        saved_per_element = np.where(selective & (swiglu > 3), 2.0, swiglu)
-        if down_input == 0.0:
-            saved_per_element = np.maximum(saved_per_element - 1.0, 2.0)
-        return np.asarray(saved_per_element * width, dtype=float)
-
-    if model.is_moe:
-        moe_share = model.num_moe_layers / model.num_layers
-        k = float(model.num_experts_per_token)
-        etp = layout.etp.astype(float)
-        index = 4.0
-        received = expert_load * (etp * (h + index) + mlp_elements(model.moe_intermediate_size))
-        routed = k * (h + index + received) / tp
-        router = 2.0 * model.num_experts / tp
-        shared = (
-            mlp_elements(model.shared_expert_intermediate_size) / tp
-            if model.shared_expert_intermediate_size
-            else 0.0
-        )
-        dense_mlp = mlp_elements(model.intermediate_size) / tp
-        mlp = moe_share * (routed + router + shared) + (1 - moe_share) * dense_mlp
-    else:
-        mlp = mlp_elements(model.intermediate_size) / tp
-
-    lora_extra: float | FloatArray = 0.0
-    if targets and lora_dropout:
-        widths = {
-            "q_proj": h,
-            "k_proj": h,
-            "v_proj": h,
-            "o_proj": q_width,
-            "gate_proj": h,
-            "up_proj": h,
-            "down_proj": float(model.intermediate_size),
-        }
-        lora_extra = sum(1.5 * widths[name] for name in targets) / tp
-
-    sharded = sharded_qkv + output_input + scores + mlp + lora_extra
-    replicated_local = np.where(sp, replicated / tp, replicated)
-    kept = replicated_local + sharded
-
-    every_other_matmul = selective & (
-        profile_values(framework_codes, "selective_every_other_matmul", profiles) > 0
+    """Bytes one layer keeps for backward, per token of the micro-batch, on one rank: the sum of
+    :func:`activation_terms` under each layout's framework kernels (:func:`activation_kernels`)."""
+    terms = activation_terms(
+        model,
+        layout,
+        activation_kernels(model, framework_codes, profiles),
+        sequence_length,
+        flash_attention,
+        dropout,
+        lora_targets,
+        lora_dropout,
+        frozen_linear_keeps_input,
+        compiled,
+        bytes_per_value,
+        expert_load,
     )
-    if np.any(every_other_matmul):
-        width = (
-            model.moe_intermediate_size * model.num_experts_per_token
-            if model.is_moe
-            else model.intermediate_size
-        )
-        block_ends = np.where(sp, 2.0 * h / tp, 2.0 * h)
-        saved_outputs = (q_width + model.kv_width + q_width + 2.0 * a + width) / tp
-        kept = np.where(every_other_matmul, block_ends + saved_outputs, kept)
-    return np.asarray(kept * bytes_per_value, dtype=float)
+    return np.asarray(sum(terms.values()), dtype=float)
 
 
 def korthikanti_activation_bytes(
@@ -693,8 +889,9 @@ def estimate_memory(
     codes = resolve_framework_codes(job.framework, layout.tp, layout.pp, layout.zero)
     tokens = job.seq_len * layout.micro_batch / layout.cp
     lora_targets = job.lora.targets if job.is_adapter else None
+    keeps_quantized_inputs = job.method == "qlora" and job.lora.quantizer == "bitsandbytes-0.42"
 
-    def kept_per_layer(of: Layout) -> FloatArray:
+    def kept_per_layer(of: Layout, keeps_quantized_inputs: bool = keeps_quantized_inputs) -> FloatArray:  # fmt: skip
         per_token = activation_bytes_per_token_per_layer(
             model,
             of,
@@ -703,7 +900,7 @@ def estimate_memory(
             flash_attention,
             lora_targets=lora_targets,
             lora_dropout=job.is_adapter and job.lora.dropout > 0,
-            frozen_linear_keeps_input=job.method == "qlora",
+            frozen_linear_keeps_input=keeps_quantized_inputs,
             compiled=job.compile,
             bytes_per_value=FP32 if job.precision == "fp32" else BF16,
             profiles=profiles,
@@ -728,8 +925,12 @@ def estimate_memory(
         0.0,
     )
     in_flight = micro_batches_in_flight(layout)
-    first_activations = layers_on_stage * stored_per_layer * in_flight + working_layer
-    last_activations = layers_on_stage * stored_per_layer + working_layer
+    held: float | FloatArray = 0.0
+    if keeps_quantized_inputs:
+        inputs = layer_activation - kept_per_layer(layout, False)
+        held = np.where(layout.recompute == 0, layers_on_stage * inputs, 0.0)
+    first_activations = layers_on_stage * stored_per_layer * in_flight + working_layer + held
+    last_activations = layers_on_stage * stored_per_layer + working_layer + held
 
     first_states = model_state_bytes(job, layout, codes, last_stage=False, profiles=profiles)
     last_states = model_state_bytes(job, layout, codes, last_stage=True, profiles=profiles)
@@ -820,7 +1021,7 @@ def framework_buffer_bytes(
       tokens) and those it receives (``load * etp`` times as many), bf16 rows of ``h``
       (Megatron-Core ``all_to_all`` allocates the receive buffer; the backward combine moves
       bf16 gradients).
-    - QLoRA: one dequantized bf16 copy of the largest linear weight.
+    - QLoRA: the dequantized copy of the largest 4-bit weight (:func:`dequantized_weight_bytes`).
     """
     profiles = profiles or job_profiles(job)
     model = job.model
@@ -863,7 +1064,7 @@ def framework_buffer_bytes(
         dispatch = routed * (1.0 + job.moe.load_imbalance * layout.etp)
     dequantized = 0.0
     if job.method == "qlora":
-        dequantized = model.hidden_size * max(model.intermediate_size, model.q_width) * BF16 / 1.0
+        dequantized = dequantized_weight_bytes(job)
     return np.asarray(fsdp_buffers + buckets + dispatch + dequantized / layout.tp, dtype=float)
 
 
@@ -930,6 +1131,24 @@ def host_memory(
         np.asarray((host + moved_weights) * node, dtype=float),
         np.asarray((locked + moved_weights) * node, dtype=float),
     )
+
+
+def dequantized_weight_bytes(job: TrainingJob) -> float:
+    """QLoRA's transient full-width copy of the largest 4-bit weight, alive at the peak: every
+    4-bit matmul dequantizes its weight forward and backward (bitsandbytes ``MatMul4Bit``:
+    ``F.dequantize_4bit(B, quant_state).to(A.dtype)``). ``dequantize_4bit`` returns the dtype the
+    weight was quantized from (``torch.empty(quant_state.shape, dtype=quant_state.dtype)``):
+    Lightning quantizes from fp16 (``_Linear4bit.quantize``: ``weight.to(dtype=torch.half)``),
+    so under ``bitsandbytes-0.42`` the fp16 copy and its bf16 cast are both alive, 4 bytes per
+    weight; transformers quantizes from the bf16 load dtype, one 2-byte copy. With a 4-bit
+    head the largest weight is the head, dequantized for every chunk of litgpt's chunked head,
+    the last of them at the forward pass's end (``benchmarks/trace_qlora.py``)."""
+    model = job.model
+    largest = model.hidden_size * max(model.intermediate_size, model.q_width)
+    if quantizes_head(job):
+        largest = max(largest, model.vocab_size * model.hidden_size)
+    per_weight = BF16 + BF16 if job.lora.quantizer == "bitsandbytes-0.42" else BF16
+    return float(largest * per_weight)
 
 
 def communicator_count(layout: Layout) -> FloatArray:

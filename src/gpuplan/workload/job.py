@@ -29,6 +29,13 @@ LORA_TARGET_SETS = {
     "q,v": ("q_proj", "v_proj"),
 }
 LINEAR_MODULES = LORA_TARGET_SETS["all-linear"]
+QUANTIZERS = ("bitsandbytes", "bitsandbytes-0.42")
+"""QLoRA's 4-bit kernels. ``bitsandbytes``: 0.43.2 and later, as PEFT and transformers load
+them (``BitsAndBytesConfig``: the output head stays bf16, weights quantized from the load dtype);
+``bitsandbytes-0.42``: up to 0.43.1 under Lightning's ``BitsandbytesPrecision``, litgpt 0.4's
+path (it pins 0.42): every ``nn.Linear``, the head included, is quantized from fp16, and each
+4-bit layer keeps its input on the autograd context until the graph is freed
+(``estimate/memory.py``)."""
 
 
 class JobError(InputError):
@@ -95,6 +102,8 @@ class LoraConfig:
     targets: tuple[str, ...] = LORA_TARGET_SETS["all-linear"]
     dropout: float = 0.0
     double_quant: bool = True
+    quantizer: str = "bitsandbytes"
+    """QLoRA's 4-bit kernels, one of ``QUANTIZERS``."""
 
     @staticmethod
     def parse_targets(value: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
