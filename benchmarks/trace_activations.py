@@ -34,23 +34,8 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-TENSOR_CLASSES = (
-    "norm",
-    "qk_norm",
-    "attention_input",
-    "mla_latent",
-    "qkv",
-    "scores",
-    "attention_output",
-    "mlp_input",
-    "mlp",
-    "router",
-    "experts",
-    "shared_experts",
-    "dropout",
-    "lora",
-)
-"""The tensor classes of ``estimate.memory.activation_terms``, in layer order."""
+from gpuplan.estimate.memory import ACTIVATION_CLASSES as TENSOR_CLASSES
+
 
 
 # --- recording ----------------------------------------------------------------------------------
