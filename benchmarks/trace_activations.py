@@ -36,8 +36,6 @@ from torch.overrides import TorchFunctionMode
 
 from gpuplan.estimate.memory import ACTIVATION_CLASSES as TENSOR_CLASSES
 
-
-
 # --- recording ----------------------------------------------------------------------------------
 
 
