@@ -114,6 +114,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -668,8 +669,10 @@ def zero_stages(framework: str) -> tuple[int, ...]:
     return ZERO_STAGES_OF_PRESET.get(framework, (0, 1, 2, 3))
 
 
+@lru_cache(maxsize=64)
 def job_profiles(job: TrainingJob | None) -> tuple[FrameworkProfile, ...]:
-    """Every preset as ``job`` trains it, indexed like :data:`FRAMEWORK_CODES`."""
+    """Every preset as ``job`` trains it, indexed like :data:`FRAMEWORK_CODES` (once per job:
+    the search asks for them per machine and per layout block)."""
     return tuple(resolve_profile(name, job) for name in FRAMEWORK_CODES)
 
 

@@ -25,7 +25,8 @@ arrays and broadcasts.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -221,8 +222,19 @@ def _per_layout(
     name: str,
 ) -> FloatArray:
     """One :class:`ParameterBytes` field per layout."""
-    table = np.array([float(getattr(parameter_bytes(job, p), name)) for p in profiles])
-    return np.asarray(table[codes], dtype=float)
+    return np.asarray(_parameter_table(job, tuple(profiles))[name][codes], dtype=float)
+
+
+@lru_cache(maxsize=64)
+def _parameter_table(
+    job: TrainingJob, profiles: tuple[FrameworkProfile, ...]
+) -> dict[str, FloatArray]:
+    """Every :class:`ParameterBytes` field over ``profiles``, computed once per job."""
+    sizes = [parameter_bytes(job, profile) for profile in profiles]
+    return {
+        field.name: np.array([float(getattr(size, field.name)) for size in sizes])
+        for field in fields(ParameterBytes)
+    }
 
 
 def lora_params_per_layer(model: ModelSpec, rank: int, targets: tuple[str, ...]) -> int:
@@ -413,8 +425,10 @@ def model_state_bytes(
     dense_ranks = (layout.dp * layout.cp).astype(float)
     expert_ranks = expert_data_parallel(layout)
 
+    table = _parameter_table(job, tuple(profiles))
+
     def values(name: str) -> FloatArray:
-        return _per_layout(job, framework_codes, profiles, name)
+        return np.asarray(table[name][framework_codes], dtype=float)
 
     def sharded(
         dense: FloatArray, experts: FloatArray, shards: npt.NDArray[np.bool_]
@@ -1097,6 +1111,9 @@ def host_memory(
     ``optimizer+params`` also moves the rank's persistent weights to the host (ZeRO-Infinity's
     ``offload_param``), pinned.
     """
+    if not np.any(layout.offload >= 1):
+        nothing = np.zeros(np.broadcast(layout.dp, layout.offload).shape)
+        return nothing, nothing.copy()
     ranks = (layout.dp * layout.cp).astype(float)
     expert_ranks = expert_data_parallel(layout)
     shards = layout.zero >= 1
