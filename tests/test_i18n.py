@@ -182,3 +182,46 @@ def test_days_and_hours_words():
     assert i18n.format_days(12.46, "zh") == "12.5 天"
     assert i18n.format_days(1.0, "en") == "1.0 day"
     assert i18n.format_hours(40, "zh") == "40.0 小时"
+
+
+def _visible_text(html: str) -> str:
+    """The words a reader sees: tags, styles and entities removed, spaces collapsed."""
+    import html as entities
+    import re
+
+    body = re.sub(r"<(style|script)\b.*?</\1>", " ", html, flags=re.S | re.I)
+    return " ".join(entities.unescape(re.sub(r"<[^>]+>", " ", body)).split())
+
+
+def _english_only_messages() -> dict[str, str]:
+    """The messages of two or more words, without placeholders, whose Chinese differs: any of
+    them shown verbatim on a Chinese page was rendered in the wrong language."""
+    return {
+        key: english
+        for key, english in ENGLISH.items()
+        if "{" not in english and len(english.split()) >= 2 and i18n.translate(key, "zh") != english
+    }
+
+
+def test_chinese_pages_show_no_message_in_english():
+    from fastapi.testclient import TestClient
+
+    from gpuplan.web.app import create_app
+
+    job = {"model": "llama-3.1-8b", "method": "qlora", "seq_len": "2048", "global_batch": "32"}
+    client = TestClient(create_app())
+    client.cookies.set("gpuplan_lang", "zh")
+    pages = {
+        path: client.get(path, params={"lang": "zh"})
+        for path in ("/plan", "/estimate", "/quote", "/tco", "/catalog")
+    }
+    pages["plan report"] = client.post(
+        "/plan", data={**job, "tokens": "100M", "max_gpus": "4", "budget": "¥2000"}
+    )
+    english = _english_only_messages()
+    for name, response in pages.items():
+        assert response.status_code == 200, name
+        text = _visible_text(response.text)
+        assert "训练" in text or "方案" in text or "报价" in text, name
+        shown = sorted(key for key, message in english.items() if message in text)
+        assert not shown, f"{name}: English messages on the Chinese page: {shown}"
