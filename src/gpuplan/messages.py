@@ -1,0 +1,523 @@
+"""Every user-facing string of gpuplan in English, each under its key.
+
+A message is marked with ``message(key, english)`` so that Babel's extractor finds it
+(``pybabel extract -k message:1c,2``): the key becomes the gettext context (``msgctxt``) and the
+English text the ``msgid``. Translations live in gettext catalogs under ``gpuplan/locale``; see
+CONTRIBUTING.md ("Add or change a user-facing string").
+"""
+
+from __future__ import annotations
+
+
+def message(key: str, english: str) -> tuple[str, str]:
+    """Mark ``english`` for translation under ``key``."""
+    return key, english
+
+
+ENGLISH: dict[str, str] = dict(
+    (
+        # languages
+        message("lang.en", "English"),
+        message("lang.zh", "中文"),
+        # units and words
+        message("unit.days", "{value} days"),
+        message("unit.day", "{value} day"),
+        message("unit.hours", "{value} h"),
+        message("unit.gib", "GiB"),
+        message("unit.gb", "GB"),
+        message("unit.seconds", "s"),
+        message("word.yes", "yes"),
+        message("word.no", "no"),
+        message("word.none", "none"),
+        message("word.total", "total"),
+        message("word.warning", "warning"),
+        message("word.fits", "fits"),
+        message("word.does_not_fit", "does not fit"),
+        # table columns
+        message("col.rank", "#"),
+        message("col.gpus", "GPUs"),
+        message("col.layout", "layout"),
+        message("col.gib_per_gpu", "GiB/GPU"),
+        message("col.tokens_per_s", "tokens/s"),
+        message("col.mfu", "MFU"),
+        message("col.days", "days"),
+        message("col.cost", "cost"),
+        message("col.per_m_tok", "per M tok"),
+        message("col.offer", "offer"),
+        message("col.part", "part"),
+        message("col.seconds", "seconds"),
+        message("col.share", "share"),
+        message("col.kind", "kind"),
+        message("col.item", "item"),
+        message("col.quantity", "quantity"),
+        message("col.amount", "amount"),
+        message("col.observed", "observed"),
+        message("col.source", "source"),
+        message("col.year", "year"),
+        message("col.buy", "buy"),
+        message("col.rent", "rent"),
+        message("col.buy_minus_rent", "buy - rent"),
+        message("col.plan", "plan"),
+        message("col.duration", "duration"),
+        message("col.mode", "billing mode"),
+        message("col.compute_cost", "compute cost"),
+        message("col.assumption", "assumption"),
+        message("col.value", "value"),
+        message("col.field", "field"),
+        message("col.name", "name"),
+        message("col.params", "parameters"),
+        message("col.memory", "memory"),
+        message("col.bf16_peak", "dense bf16 peak"),
+        message("col.provider", "provider"),
+        message("col.price", "price"),
+        message("col.measurement", "measurement"),
+        message("col.measured", "measured"),
+        message("col.reference", "reference"),
+        message("col.verdict", "verdict"),
+        # memory parts
+        message("part.weights", "weights"),
+        message("part.gradients", "gradients"),
+        message("part.optimizer", "optimizer states (+ fp32 master)"),
+        message("part.activations", "activations"),
+        message("part.logits", "logits and loss"),
+        message("part.buffers", "framework buffers"),
+        message("part.fragmentation", "allocator fragmentation"),
+        message("part.context", "CUDA context + NCCL"),
+        message("memory.allocated", "allocated (max_memory_allocated)"),
+        message("memory.reserved", "reserved (max_memory_reserved)"),
+        message("memory.peak", "peak (nvidia-smi)"),
+        message("memory.capacity", "GPU capacity"),
+        message("memory.title", "Memory per GPU: {model} on {count} x {gpu}"),
+        message(
+            "memory.fits", "fits: peak {peak} GiB of {usable} GiB usable ({margin} safety margin)"
+        ),
+        message(
+            "memory.does_not_fit",
+            "does not fit: peak {peak} GiB exceeds {usable} GiB usable ({margin} safety margin) "
+            "by {short} GiB",
+        ),
+        message("framework.title", "Framework profile: {name} (scenario framework: {base})"),
+        message("framework.overrides", "scenario overrides: {overrides}"),
+        message("framework.part.weights", "weights and master copy"),
+        message("framework.part.gradients", "gradients"),
+        message("framework.part.optimizer", "optimizer states"),
+        message("framework.part.kernels", "activation kernels"),
+        message("framework.part.buffers", "communication buffers"),
+        message("framework.part.offload", "CPU offload"),
+        message(
+            "memory.host",
+            "host memory per node for CPU offload: {need} ({pinned} pinned), node RAM {capacity}",
+        ),
+        # step-time parts
+        message("step.matmul", "compute: matmuls"),
+        message("step.attention", "compute: attention core"),
+        message("step.memory_bound", "compute: memory-bound ops"),
+        message("step.overhead", "compute: per-layer overhead"),
+        message("step.tensor_parallel", "exposed comm: tensor parallel"),
+        message("step.context_parallel", "exposed comm: context parallel"),
+        message("step.expert_parallel", "exposed comm: expert all-to-all"),
+        message("step.pipeline_send", "exposed comm: pipeline sends"),
+        message("step.zero3_gather", "exposed comm: ZeRO-3/FSDP gathers"),
+        message("step.bubble", "pipeline bubble"),
+        message("step.data_parallel", "exposed comm: gradient sync"),
+        message("step.optimizer", "optimizer step"),
+        message("step.title", "Step time: {seconds} s per optimizer step"),
+        # plan
+        message(
+            "plan.title",
+            "Plans by {objective}: {shown} shown, {evaluated} layouts evaluated in {seconds} s",
+        ),
+        message("plan.pareto_line", "Pareto front (cost vs days):"),
+        message("plan.skipped", "skipped: {reason}"),
+        message("plan.no_plan", "no plan: {reason}"),
+        message("plan.no_offer", "no offer"),
+        message("plan.price_age", "price {days} d old ({observed})"),
+        message("plan.price_undated", "price undated ({observed})"),
+        message("plan.gpu_hours", "{hours} GPU-h"),
+        message("plan.free", "free"),
+        message(
+            "plan.job",
+            "Job: {model}, {method}, {tokens} tokens of {seq_len}-token sequences, global batch {batch} sequences ({batch_tokens} tokens; {batch_rule}); budget {budget}; deadline {deadline}",
+        ),
+        message("plan.unoffered", "not sold by any catalog offer: {gpus}"),
+        message("plan.none", "none"),
+        message("col.machine", "machine"),
+        message("col.notes", "notes"),
+        message("batch.scenario", "as given"),
+        message("batch.compute-optimal", "chosen by gpuplan: DeepSeek LLM's compute-optimal batch"),
+        message("batch.fine-tuning", "chosen by gpuplan: the fine-tuning default"),
+        message("report.job", "Job"),
+        message("report.scenario.global_batch_tokens", "global batch (tokens)"),
+        message("report.scenario.batch_rule", "batch chosen"),
+        message("report.scenario.max_gpus", "largest cluster"),
+        message(
+            "notice.no_cluster_network",
+            "{instances} instances joined over their public Ethernet: the offer lists no network between instances (--allow-unlisted-network)",
+        ),
+        message(
+            "notice.unlisted_topology",
+            "{offer} states no topology: modelled as the GPU's usual server, one instance per job",
+        ),
+        message(
+            "notice.stale_price",
+            "{offer}: the price used was observed {observed}, {days} days ago (older than {limit} days)",
+        ),
+        message(
+            "notice.undated_price",
+            "{offer}: the price used comes from an undated source ({observed}); its age is unknown",
+        ),
+        message("notice.seed_claims", "{offer}: prices are claims ({claims}), not a price list"),
+        message("notice.bubble", "the pipeline bubble is {share} of the step"),
+        message("notice.startup", "start-up ({minutes} min) is {share} of the run"),
+        message("notice.communication", "exposed communication is {share} of the step"),
+        message(
+            "notice.config_defaults",
+            "{model}: the config leaves out {keys}; the {family} family's transformers defaults were taken",
+        ),
+        message(
+            "notice.spot",
+            "{offer} on spot: {interruptions} interruptions expected at {rate}/h per instance "
+            "({rate_source}), {lost} lost each ({lost_source}); the run takes {expected}",
+        ),
+        # quote
+        message("quote.header", "{offer} ({provider}): {instances} x {gpus} {gpu} for {duration}"),
+        message("quote.mix", "Cheapest billing mix per instance: {mix}"),
+        message("quote.unused", "(paid but unused: {duration})"),
+        message("quote.billed", "{duration} billed"),
+        message(
+            "quote.hidden",
+            "{count} more fee items cost nothing here or have no public price (see --json).",
+        ),
+        message("quote.fees_line", "Fees are {share} of the total. Per GPU-hour {per_gpu_hour}"),
+        message("quote.per_million", "; per million trained tokens {amount}"),
+        message("quote.plans_alone", "Each plan alone (compute): {plans}"),
+        message(
+            "quote.spot",
+            "Spot: expected {expected} ({interruptions} interruptions at {rate}/h per instance, "
+            "{rate_source}; {lost} lost each, {lost_source}) versus on-demand {fallback}",
+        ),
+        message(
+            "quote.converted", "Converted {source} to {target} at {rate} ({origin}, {observed})"
+        ),
+        # tco
+        message("tco.title", "Buy versus rent over {years} years ({currency}, cumulative)"),
+        message(
+            "tco.buy_line",
+            "Buy: capex {capex}, financing {financing}, refresh {refresh}/year, "
+            "residual value {residual}",
+        ),
+        message("tco.total_line", "Total: buy {buy} vs rent {rent}; renting saves {saving}"),
+        message("tco.break_even_month", "Break-even month: {month}"),
+        message(
+            "tco.never", "Cumulative rent never reaches the cost of owning within the horizon."
+        ),
+        message("tco.pays_off", "Buying pays off above {share} utilization."),
+        message("tco.never_pays", "Buying does not pay off at any utilization with these inputs."),
+        # throughput lines
+        message(
+            "speed.throughput",
+            "throughput {tokens} tokens/s ({per_gpu} per GPU), {tflops} model TFLOP/s per GPU, "
+            "MFU {mfu}, HFU {hfu} of the dense bf16 peak; matmuls in {dtype}",
+        ),
+        message(
+            "speed.goodput",
+            "goodput {goodput}: checkpoint of {size} every {interval} (stall {stall}), "
+            "one failure every {mtbf} expected",
+        ),
+        message("speed.days", "{days} days to train {tokens} tokens"),
+        message(
+            "interval.basis",
+            "{coverage} interval from the model's errors on {rows} published runs of sources it was "
+            "not fitted on ({basis})",
+        ),
+        message("interval.none", "no interval: the speed model has no recorded held-out errors"),
+        message("interval.all_rows", "all runs"),
+        message("interval.dense", "dense"),
+        message("interval.gpus", "{gpus} GPUs"),
+        message("speed.fp8_note", " (fp8 speeds up the matmuls only)"),
+        # reports
+        message("report.title.plan", "GPU rental plan"),
+        message("report.title.estimate", "Training estimate"),
+        message("report.title.quote", "Rental quote"),
+        message("report.title.tco", "Buy versus rent"),
+        message("report.title.bench", "Benchmark run"),
+        message("report.generated", "Generated by gpuplan {version} on {date}"),
+        message("report.answer", "The answer"),
+        message("report.scenario", "Scenario"),
+        message("report.plans", "Plans"),
+        message("report.memory", "Memory per GPU"),
+        message("report.step_time", "Step time"),
+        message("report.pareto", "Cost versus days"),
+        message("report.billing", "Billing modes for the chosen offer"),
+        message("report.tco", "Buy versus rent"),
+        message("report.quote_lines", "Itemized cost"),
+        message("report.assumptions", "Assumptions and sources"),
+        message("report.warnings", "Warnings"),
+        message("report.measurements", "Measurements"),
+        message("report.no_plan", "No plan meets the request: {reason}"),
+        message(
+            "report.answer.plan",
+            "Rent {count} x {gpu} as {offer} ({machine}) for {days}: {cost} in total "
+            "({per_million} per million tokens) at {provider}, billed {mix}.",
+        ),
+        message(
+            "report.answer.plan_unpriced",
+            "Use {count} x {gpu} for {days}; no catalog offer prices it.",
+        ),
+        message(
+            "report.answer.estimate",
+            "{model} on {count} x {gpu}: {fit_word}, peak {peak} GiB per GPU; {tokens_per_s} tokens/s, "
+            "MFU {mfu}; {days}.",
+        ),
+        message(
+            "report.answer.estimate_nodays",
+            "{model} on {count} x {gpu}: {fit_word}, peak {peak} GiB per GPU; {tokens_per_s} tokens/s, "
+            "MFU {mfu}.",
+        ),
+        message(
+            "report.answer.quote",
+            "{instances} x {offer} for {duration}: {total} in total, {per_gpu_hour} per GPU-hour, "
+            "fees {fees_share} of the total.",
+        ),
+        message(
+            "report.answer.tco",
+            "Over {years} years buying costs {buy} and renting {rent}: renting saves {saving}.",
+        ),
+        message(
+            "report.answer.tco_buy",
+            "Over {years} years buying costs {buy} and renting {rent}: buying saves {saving}.",
+        ),
+        message("report.answer.bench", "Run {id} on {host}: {passed} of {total} checks pass."),
+        message("report.break_even", "Break-even: month {month}."),
+        message("report.no_break_even", "Renting stays cheaper over the whole horizon."),
+        message(
+            "report.memory_caption", "Peak memory per GPU by part, against the usable capacity."
+        ),
+        message("report.step_caption", "Where one optimizer step's time goes."),
+        message(
+            "report.pareto_caption",
+            "Every priced plan (dots) and the Pareto front (line): no plan is both cheaper and faster.",
+        ),
+        message(
+            "report.billing_caption",
+            "The chosen offer under each billing mode alone, for the same job.",
+        ),
+        message(
+            "report.tco_caption",
+            "Cumulative cost of buying and of renting; the mark is the break-even.",
+        ),
+        message("report.markdown_chart_note", "(chart in the HTML report)"),
+        message(
+            "report.tco_plan_note",
+            "Buying {gpus} GPUs at the catalog price {price} each, with power at {kwh} per kWh and "
+            "PUE {pue}, against renting the chosen offer around the clock.",
+        ),
+        message("report.scenario.model", "model"),
+        message("report.scenario.method", "method"),
+        message("report.scenario.tokens", "tokens"),
+        message("report.scenario.seq_len", "sequence length"),
+        message("report.scenario.global_batch", "global batch"),
+        message("report.scenario.precision", "precision"),
+        message("report.scenario.budget", "budget"),
+        message("report.scenario.deadline", "deadline"),
+        message("report.scenario.objective", "objective"),
+        message("report.scenario.gpus", "GPUs"),
+        message("report.scenario.providers", "providers"),
+        message("report.scenario.hardware", "hardware"),
+        message("report.scenario.strategy", "layout"),
+        # chart axes
+        message("axis.memory_gib", "memory per GPU (GiB, 2^30 bytes)"),
+        message("axis.seconds", "seconds per step"),
+        message("axis.days", "training time (days)"),
+        message("axis.cost", "total cost ({currency})"),
+        message("axis.year", "years"),
+        message("axis.cumulative", "cumulative cost ({currency})"),
+        message("chart.usable", "usable {value} GiB"),
+        message("chart.capacity", "capacity"),
+        message("chart.plans", "plans"),
+        message("chart.pareto", "Pareto front"),
+        message("chart.chosen", "chosen"),
+        message("chart.break_even", "break-even"),
+        # assumptions
+        message("assume.gpu", "GPU {gpu}: specs"),
+        message("assume.offer", "offer {offer}, plan {plan}"),
+        message("assume.efficiency", "fitted speed efficiencies"),
+        message("assume.efficiency_value", "{rows} measurements from {sources} sources, {method}"),
+        message("assume.exchange", "exchange rate {currency}/{base}"),
+        message("assume.tco", "TCO input {field}"),
+        message("assume.headroom", "memory kept free per GPU"),
+        message("assume.month", "a month is 30 days"),
+        message("assume.dense", "peaks are dense (not sparse) tensor FLOP/s"),
+        message("assume.power", "owning: power use and price"),
+        # web
+        message("web.title", "gpuplan"),
+        message("web.tagline", "Plan GPU rentals for LLM training"),
+        message("web.nav.plan", "Plan"),
+        message("web.nav.estimate", "Estimate"),
+        message("web.nav.quote", "Quote"),
+        message("web.nav.tco", "Buy or rent"),
+        message("web.nav.catalog", "Catalog"),
+        message("web.nav.api", "API"),
+        message("web.form.model", "Model (catalog name, or paste a config.json)"),
+        message("web.form.config", "or upload a config.json (at most 64 KiB)"),
+        message("web.form.method", "Method"),
+        message("web.form.tokens", "Training tokens"),
+        message("web.form.seq_len", "Sequence length"),
+        message("web.form.global_batch", "Global batch (sequences)"),
+        message("web.form.budget", "Budget"),
+        message("web.form.deadline", "Deadline"),
+        message("web.form.objective", "Objective"),
+        message("web.form.max_gpus", "Largest cluster"),
+        message("web.form.gpus", "Only these GPUs (comma-separated ids)"),
+        message("web.form.providers", "Only these providers (comma-separated)"),
+        message("web.form.currency", "Currency"),
+        message("web.form.gpu", "GPU"),
+        message("web.form.count", "Number of GPUs"),
+        message("web.form.strategy", "Layout (optional, e.g. tp=2 pp=1 zero=3)"),
+        message("web.form.offer", "Offer"),
+        message("web.form.duration", "Duration"),
+        message("web.form.instances", "Instances"),
+        message("web.form.tco_file", "TCO inputs (TOML, see examples/seed-tco.toml)"),
+        message("web.form.submit", "Compute"),
+        message("web.form.example", "Load the seed article's example"),
+        message("web.download.html", "Download the HTML report"),
+        message("web.download.json", "Download the JSON"),
+        message("web.error", "Cannot compute this: {message}"),
+        message("web.catalog.models", "Models"),
+        message("web.catalog.gpus", "GPUs"),
+        message("web.catalog.offers", "Offers"),
+        message("web.language", "Language"),
+        message(
+            "web.intro.plan",
+            "Every GPU type, cluster size and parallel layout, priced at real dated offers, ranked.",
+        ),
+        message(
+            "web.intro.estimate",
+            "One cluster and layout: memory part by part, step time, MFU and days.",
+        ),
+        message(
+            "web.intro.quote",
+            "The itemized cost of one offer for a duration, under every billing mode.",
+        ),
+        message("web.intro.tco", "Buy versus rent over N years, from a TOML file of inputs."),
+        message(
+            "error.model_path",
+            "model: give a catalog name, paste or upload a config.json; paths on the server are not opened",
+        ),
+        message("error.upload_size", "the uploaded file is larger than {limit} KiB"),
+        message("error.upload_json", "the uploaded file is not a JSON object: {reason}"),
+        message(
+            "error.pasted_json", "model: the pasted config.json is not a JSON object: {reason}"
+        ),
+        message("error.number", "{field}: expected a whole number, got {value!r}"),
+        # seed check
+        message("seed.title", "The seed article, checked"),
+        message(
+            "seed.intro",
+            "Every figure in the seed article (shared/seed/gpu-rental-guide-2026.zh.md) that gpuplan "
+            "can compute, beside gpuplan's answer to the same question. The article's figures are "
+            "quoted as data in `src/gpuplan/report/seed_check.py`; gpuplan's are computed by its API "
+            "when this page is generated (`python scripts/seed_check.py`). ✓ the claim holds, "
+            "≈ it holds within 15 %, or only as arithmetic, ✗ it does not.",
+        ),
+        message("seed.col.section", "§"),
+        message("seed.col.claim", "claim"),
+        message("seed.col.seed", "article"),
+        message("seed.col.gpuplan", "gpuplan"),
+        message("seed.col.difference", "difference"),
+        message("seed.col.verdict", "✓ ≈ ✗"),
+        message("seed.col.reason", "why"),
+        message(
+            "seed.summary", "{held} hold, {close} roughly hold, {wrong} do not, of {total} figures."
+        ),
+        message("seed.section.memory", "Memory"),
+        message("seed.section.compute", "Compute peaks and training days"),
+        message("seed.section.interconnect", "Interconnect"),
+        message("seed.section.tiers", "Tier prices"),
+        message("seed.section.unit_cost", "Unit cost per trained token"),
+        message("seed.section.tco", "Three-year TCO"),
+        message(
+            "seed.claim.memory_rule",
+            "{model}: params × 12 bytes (weights, grads, Adam) ≥ {size} GB",
+        ),
+        message("seed.claim.adam_states", "Adam states take 8 GB per billion parameters"),
+        message("seed.claim.peak_fp16", "{gpu}: FP16 {tflops} TFLOPS"),
+        message("seed.claim.peak_tensor", "{gpu}: Tensor Core {tflops} TFLOPS"),
+        message("seed.claim.days", "{model} on {count} x {gpu}: {days} days"),
+        message("seed.claim.no_fit", "{model} on {count} x {gpu}: cannot fit"),
+        message("seed.claim.link", "{gpu}: {link} {bandwidth} GB/s per card"),
+        message("seed.claim.comm", "{gpu}: 8-card communication overhead {share}"),
+        message("seed.claim.yearly", "{tier}: yearly at 35 % below list = {amount}"),
+        message("seed.claim.student", "RTX 4090 at ¥1.86/h for 50 hours a month = ¥93"),
+        message("seed.claim.tokens_day", "{gpu} trains a 7B model at {tokens} tokens a day"),
+        message(
+            "seed.claim.unit_arith",
+            "{tier}: {rent} / {tokens} tokens a month = ¥{cost} per 1,000 tokens",
+        ),
+        message("seed.claim.unit_real", "{tier}: ¥{cost} per 1,000 trained tokens"),
+        message("seed.claim.tco_buy", "build 8 x A100: 3-year cost ¥984万"),
+        message("seed.claim.tco_rent", "rent 8 x A100: 3-year cost ¥384万"),
+        message("seed.claim.tco_saving", "renting saves 60 %"),
+        message(
+            "seed.reason.memory_rule",
+            "mixed-precision AdamW keeps 16 bytes per parameter (bf16 weights 2 + grads 2 + fp32 "
+            "master 4 + m 4 + v 4), not 12; gpuplan's figure is model states only, peak adds "
+            "activations at seq 4096",
+        ),
+        message(
+            "seed.reason.adam_states",
+            "m and v in fp32 are 8 bytes per parameter, right; the fp32 master copy (4 more) is "
+            "missing from the article's 12",
+        ),
+        message("seed.reason.peak_ok", "the catalog's dense peak, from the vendor datasheet"),
+        message(
+            "seed.reason.peak_fp16_accumulate",
+            "330 is the FP16 rate with FP16 accumulate; training accumulates in FP32 at 165 dense",
+        ),
+        message(
+            "seed.reason.peak_sparse", "the sparse (2:4) figure, twice the dense peak training gets"
+        ),
+        message(
+            "seed.reason.days_full",
+            "a full fine-tune of {model} does not fit on {count} x {gpu} ({peak} GiB needed per GPU); "
+            "the claim names no token count: at gpuplan's {method} speed ({tokens_per_s} tokens/s) "
+            "{days} days train {trained} tokens",
+        ),
+        message(
+            "seed.reason.no_fit_ok", "gpuplan agrees: the smallest layout needs {peak} GiB per GPU"
+        ),
+        message(
+            "seed.reason.link", "catalog per-GPU bandwidth, one direction ({both} both directions)"
+        ),
+        message(
+            "seed.reason.comm",
+            "exposed communication share of the step, {model} with ZeRO-3 on 8 GPUs "
+            "({layout}); depends on model and layout, not only on the link",
+        ),
+        message(
+            "seed.reason.yearly",
+            "12 × monthly × 0.65; the article's own rule gives a different figure",
+        ),
+        message("seed.reason.student", "gpuplan's quote of the article's own offer for 50 hours"),
+        message(
+            "seed.reason.tokens_day",
+            "gpuplan's {method} speed for {model} on one {gpu}: {tokens_per_s} tokens/s at "
+            "{mfu} MFU; the article is some four orders of magnitude low",
+        ),
+        message("seed.reason.unit_arith", "the article's own division"),
+        message(
+            "seed.reason.unit_real",
+            "gpuplan: {method} of {model} on the tier's cluster at {tokens_per_s} tokens/s "
+            "({mfu} MFU), a month's rent over a month's tokens",
+        ),
+        message(
+            "seed.reason.tco", "`gpuplan tco examples/seed-tco.toml` from the article's own inputs"
+        ),
+        message("seed.reason.tco_saving", "(984 - 384) / 984 from the reproduced totals"),
+        message(
+            "seed.footer",
+            "Regenerate with `python scripts/seed_check.py`. The article's figures are its claims; "
+            "gpuplan's are model predictions with the provenance listed in its catalogs.",
+        ),
+    )
+)
