@@ -114,13 +114,13 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from gpuplan.errors import InputError
+from gpuplan.estimate.identity_cache import cached_by_identity
 from gpuplan.limits import shown
 
 if TYPE_CHECKING:
@@ -669,7 +669,7 @@ def zero_stages(framework: str) -> tuple[int, ...]:
     return ZERO_STAGES_OF_PRESET.get(framework, (0, 1, 2, 3))
 
 
-@lru_cache(maxsize=64)
+@cached_by_identity(maxsize=64)
 def job_profiles(job: TrainingJob | None) -> tuple[FrameworkProfile, ...]:
     """Every preset as ``job`` trains it, indexed like :data:`FRAMEWORK_CODES` (once per job:
     the search asks for them per machine and per layout block)."""
@@ -705,10 +705,16 @@ def profile_values(
 ) -> npt.NDArray[np.float64]:
     """One profile attribute per layout, gathered from the framework codes; ``profiles`` are
     the presets as the job trains them (:func:`job_profiles`), the bare presets by default."""
-    table = np.array(
-        [float(getattr(profile, attribute)) for profile in (profiles or job_profiles(None))]
-    )
-    return np.asarray(table[codes], dtype=float)
+    return np.asarray(_attribute_table(profiles or job_profiles(None), attribute)[codes])
+
+
+@cached_by_identity(maxsize=512)
+def _attribute_table(
+    profiles: Sequence[FrameworkProfile], attribute: str
+) -> npt.NDArray[np.float64]:
+    """``attribute`` of each profile, indexed like :data:`FRAMEWORK_CODES`: once per profile set
+    (:func:`job_profiles` returns the same tuple for a job, so once per job, not per machine)."""
+    return np.array([float(getattr(profile, attribute)) for profile in profiles])
 
 
 def describe_framework(job: TrainingJob, code: int) -> dict[str, Any]:

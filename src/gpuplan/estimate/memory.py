@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
-from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -42,6 +41,7 @@ from gpuplan.estimate.frameworks import (
     resolve_framework_codes,
     resolve_profile,
 )
+from gpuplan.estimate.identity_cache import cached_by_identity
 from gpuplan.strategy import Layout
 from gpuplan.workload.job import TrainingJob
 from gpuplan.workload.model import ModelSpec
@@ -225,7 +225,7 @@ def _per_layout(
     return np.asarray(_parameter_table(job, tuple(profiles))[name][codes], dtype=float)
 
 
-@lru_cache(maxsize=64)
+@cached_by_identity(maxsize=64)
 def _parameter_table(
     job: TrainingJob, profiles: tuple[FrameworkProfile, ...]
 ) -> dict[str, FloatArray]:
