@@ -812,7 +812,28 @@ def activation_bytes_per_token_per_layer(
     expert_load: float = 1.0,
 ) -> FloatArray:
     """Bytes one layer keeps for backward, per token of the micro-batch, on one rank: the sum of
-    :func:`activation_terms` under each layout's framework kernels (:func:`activation_kernels`)."""
+    :func:`activation_terms` under each layout's framework kernels (:func:`activation_kernels`).
+    The bytes depend on the framework, ``tp``, ``etp``, the recompute policy and sequence
+    parallelism only, so each distinct combination of those is computed once."""
+    codes = np.asarray(framework_codes)
+    if codes.ndim == 1 and codes.shape == layout.tp.shape and codes.size > 1:
+        keys = (
+            ((codes.astype(np.int64) * 4096 + layout.tp) * 4096 + layout.etp) * 8
+            + layout.recompute
+        ) * 2 + layout.sequence_parallel
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        distinct = Layout(
+            **{name: getattr(layout, name)[first] for name in layout.__dataclass_fields__}
+        )
+        if len(first) < codes.size:
+            return np.asarray(
+                activation_bytes_per_token_per_layer(
+                    model, distinct, codes[first], sequence_length, flash_attention, dropout,
+                    lora_targets, lora_dropout, frozen_linear_keeps_input, compiled,
+                    bytes_per_value, profiles, expert_load,
+                )[inverse.ravel()],
+                dtype=float,
+            )  # fmt: skip
     terms = activation_terms(
         model,
         layout,
