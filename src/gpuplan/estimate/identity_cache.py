@@ -18,23 +18,23 @@ Result = TypeVar("Result")
 def cached_by_identity(
     maxsize: int = 256,
 ) -> Callable[[Callable[..., Result]], Callable[..., Result]]:
-    """Cache ``function``'s result per tuple of argument identities (positional arguments only).
+    """Cache ``function``'s result per tuple of argument identities (keywords by name and identity).
     The cache holds the arguments themselves, so an identity is never reused while cached; it
     is emptied when it reaches ``maxsize`` entries."""
 
     def decorate(function: Callable[..., Result]) -> Callable[..., Result]:
-        entries: dict[tuple[int, ...], tuple[tuple[Any, ...], Result]] = {}
+        entries: dict[tuple[Any, ...], tuple[Any, Result]] = {}
 
         @wraps(function)
-        def cached(*args: Any) -> Result:
-            key = tuple(map(id, args))
+        def cached(*args: Any, **keywords: Any) -> Result:
+            key = tuple(map(id, args)) + tuple((name, id(keywords[name])) for name in keywords)
             entry = entries.get(key)
             if entry is not None:
                 return entry[1]
             if len(entries) >= maxsize:
                 entries.clear()
-            result = function(*args)
-            entries[key] = (args, result)
+            result = function(*args, **keywords)
+            entries[key] = ((args, keywords), result)
             return result
 
         cached.cache_clear = entries.clear  # type: ignore[attr-defined]

@@ -313,6 +313,7 @@ class StageParameters:
     head_or_embedding: FloatArray
 
 
+@cached_by_identity(maxsize=16)
 def stage_parameters(model: ModelSpec, layout: Layout, last_stage: bool) -> StageParameters:
     """Parameters on one rank of the first (``last_stage=False``) or last pipeline stage.
 
@@ -433,11 +434,10 @@ def model_state_bytes(
     def sharded(
         dense: FloatArray, experts: FloatArray, shards: npt.NDArray[np.bool_]
     ) -> FloatArray:
-        return np.asarray(
-            dense / np.where(shards, dense_ranks, 1.0)
-            + experts / np.where(shards, expert_ranks, 1.0),
-            dtype=float,
-        )
+        dense_share = np.asarray(dense / np.where(shards, dense_ranks, 1.0), dtype=float)
+        if not job.model.is_moe:
+            return dense_share
+        return np.asarray(dense_share + experts / np.where(shards, expert_ranks, 1.0), dtype=float)
 
     weight_bytes = values("weights") + values("fp8_copy")
     weights = sharded(
@@ -818,8 +818,7 @@ def activation_bytes_per_token_per_layer(
     codes = np.asarray(framework_codes)
     if codes.ndim == 1 and codes.shape == layout.tp.shape and codes.size > 1:
         keys = (
-            ((codes.astype(np.int64) * 4096 + layout.tp) * 4096 + layout.etp) * 8
-            + layout.recompute
+            ((codes.astype(np.int64) * 4096 + layout.tp) * 4096 + layout.etp) * 8 + layout.recompute
         ) * 2 + layout.sequence_parallel
         _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         distinct = Layout(
@@ -1060,7 +1059,7 @@ def framework_buffer_bytes(
     """
     profiles = profiles or job_profiles(job)
     model = job.model
-    stage = stage_parameters(model, layout, last_stage=False)
+    stage = stage_parameters(model, layout, False)
     split = trained_split(job, layout, stage)
     gathered_unit = np.maximum(stage.largest_layer, stage.head_or_embedding)
     if job.is_adapter:
