@@ -213,3 +213,4 @@ def test_pairs_change_only_the_named_field(every_prepared_row):
         assert pair.first.row.micro_batch == pair.second.row.micro_batch
     for pair in one_change_pairs(every_prepared_row, "scale"):
         assert pair.first.row.num_gpus < pair.second.row.num_gpus
+        assert int(pair.first.layout.micro_batches) == int(pair.second.layout.micro_batches)

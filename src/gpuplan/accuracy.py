@@ -416,8 +416,8 @@ def _stack_words(detail: str | None, changed: str) -> tuple[str, ...]:
 
 def one_change_pairs(rows: list[PreparedThroughputRow], changed: str) -> list[RowPair]:
     """Pairs of rows equal in every layout field but ``changed`` (``PAIRED_FIELDS``); a change
-    of scale keeps the per-GPU batch (micro-batch, accumulation) and pairs the smallest run with
-    each larger one. Rows whose stack is described differently are not paired, except for the
+    of scale keeps the per-GPU batch (the micro-batch and the accumulation steps) and pairs the
+    smallest run with each larger one. Rows whose stack is described differently are not paired, except for the
     words that name the change itself (Float8, torch.compile); unstated values pair with
     nothing."""
     attribute = PAIRED_FIELDS[changed]
@@ -430,8 +430,7 @@ def one_change_pairs(rows: list[PreparedThroughputRow], changed: str) -> list[Ro
             if name != attribute
         ]
         values.append(_stack_words(row.framework_detail, changed))
-        if changed != "scale":
-            values.append(row.global_batch)
+        values.append(int(item.layout.micro_batches) if changed == "scale" else row.global_batch)
         return tuple(values)
 
     groups: dict[tuple[Any, ...], list[PreparedThroughputRow]] = {}
