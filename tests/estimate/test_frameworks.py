@@ -280,7 +280,7 @@ def test_a_plain_name_and_a_bare_base_are_the_same_profile():
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        ("fsdp2", r"^framework: 'fsdp2' is not one of auto, megatron, .*torchtitan$"),
+        ("fsdp2", r"^framework: 'fsdp2' is not one of auto, megatron, .*torchtitan, internevo$"),
         ({"base": "fsdp", "loss": "eager"}, r"^framework\.loss: 'eager' is not one of fp32, "),
         ({"base": "fsdp", "master": "bf16"}, r"^framework\.master: unknown key .*master_weights"),
         ({"base": "fsdp", "repeat_kv": "yes"}, r"^framework\.repeat_kv: expected true or false"),

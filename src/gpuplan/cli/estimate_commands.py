@@ -87,7 +87,7 @@ def memory(
     framework: Annotated[
         str,
         typer.Option(
-            help="auto | megatron | fsdp | deepspeed | hf | megatron-deepspeed | torchtitan"
+            help="auto | megatron | fsdp | deepspeed | hf | megatron-deepspeed | torchtitan | internevo"
         ),
     ] = "auto",
     tp: Annotated[int, typer.Option(help="Tensor-parallel size.")] = 1,

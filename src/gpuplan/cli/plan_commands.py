@@ -64,7 +64,7 @@ def plan(
     framework: Annotated[
         str | None,
         typer.Option(
-            help="auto | megatron | fsdp | deepspeed | hf | megatron-deepspeed | torchtitan"
+            help="auto | megatron | fsdp | deepspeed | hf | megatron-deepspeed | torchtitan | internevo"
         ),
     ] = None,
     lora_rank: Annotated[int | None, typer.Option("--lora-rank", help="LoRA rank.")] = None,

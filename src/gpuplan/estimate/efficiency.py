@@ -33,11 +33,13 @@ STACK_OF_FRAMEWORK = {
     "hf": "hf",
     "megatron-deepspeed": "megatron",
     "torchtitan": "fsdp",
+    "internevo": "megatron",
 }
 """The residual each framework takes. DeepSpeed has no published throughput among the fit rows;
 its ZeRO engine drives the same eager Hugging Face models, so it takes ``hf``'s. Megatron-DeepSpeed
 runs Megatron's model code and schedules, so it takes ``megatron``'s; torchtitan is the stack
-behind the ``fsdp`` fit rows, so it takes ``fsdp``'s."""
+behind the ``fsdp`` fit rows, so it takes ``fsdp``'s; InternEvo is Megatron-style model code, so it
+takes ``megatron``'s."""
 
 
 @dataclass(frozen=True)

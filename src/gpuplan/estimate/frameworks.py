@@ -472,11 +472,36 @@ PRESETS: dict[str, FrameworkProfile] = {
         selective_every_other_matmul=True,
         overlaps_parameter_gather=True,
     ),
+    "internevo": FrameworkProfile(
+        name="internevo",
+        weights=WeightsPart(),
+        gradients=GradientsPart(),
+        optimizer=OptimizerPart(),
+        kernels=KernelsPart(
+            norm="fused",
+            attention="flash2",
+            repeat_kv=False,
+            loss="vocab-parallel",
+            fused=True,
+            softmax_bytes_per_score=2.0,
+        ),
+        buffers=BuffersPart(),
+        offload=OffloadPart(),
+        fragmentation=0.05,
+    ),
 }
 """The named stacks (module docstring). ``megatron-deepspeed`` is Megatron's model code with
 DeepSpeed's engine: ZeRO-1 with the ``BF16_Optimizer`` (bf16 weights, fp32 master partition,
 unsharded fp32 gradients beside the bf16 ones), Apex's fused RMSNorm, eager SwiGLU, repeated K/V
-before FlashAttention-2 and the vocab-parallel loss."""
+before FlashAttention-2 and the vocab-parallel loss. ``internevo`` is InternLM's InternEvo of
+July 2023 (InternLM/InternEvo @ c18bec9, the code its ``doc/en/train_performance.md`` measured):
+Megatron-style tensor parallelism with FlashAttention-2 (``FlashSelfAttention``), the fused
+RMSNorm and the vocab-parallel ``FlashCrossEntropyLoss``, SwiGLU as eager ``silu(x) * y``
+(``internlm/model/utils.py`` ``Silu``), and its hybrid ZeRO-1 (``hybrid_zero_optim.py``), which
+reduces gradients bucket by bucket under the backward but broadcasts every rank's updated
+parameters after the step and waits for all of them (``broadcast_params(overlap=False)``): the
+parameter synchronisation is never hidden. Allocator fragmentation as Megatron's (both run
+PyTorch's caching allocator over contiguous buffers)."""
 
 FRAMEWORK_CODES = tuple(PRESETS)
 PROFILES = PRESETS
