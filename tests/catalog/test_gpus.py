@@ -176,7 +176,7 @@ def test_links_are_one_direction_and_half_the_vendor_figure() -> None:
 
 def test_vendor_datasheet_flags() -> None:
     without = {gpu.id for gpu in all_gpus() if not gpu.vendor_datasheet}
-    expected = {"h20-96gb", "l20-48gb", "ascend-910b-64gb", "rtx-5090-32gb"}
+    expected = {"h20-96gb", "l20-48gb", "ascend-910b-64gb", "rtx-5090-32gb", "mlu370-x8-48gb"}
     assert expected | {"h800-sxm-80gb", "a800-sxm-80gb"} == without
 
 
