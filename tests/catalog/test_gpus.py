@@ -10,6 +10,7 @@ import pytest
 
 from gpuplan.catalog import CatalogError, all_gpus, gpu_entries, gpu_ids, load_gpu, resolve_gpu_id
 from gpuplan.errors import InputError
+from gpuplan.hardware.cluster import Cluster
 from gpuplan.hardware.gpu import MissingPeakError
 
 DESIGN_IDS = [
@@ -176,7 +177,7 @@ def test_links_are_one_direction_and_half_the_vendor_figure() -> None:
 
 def test_vendor_datasheet_flags() -> None:
     without = {gpu.id for gpu in all_gpus() if not gpu.vendor_datasheet}
-    expected = {"h20-96gb", "l20-48gb", "ascend-910b-64gb", "rtx-5090-32gb"}
+    expected = {"h20-96gb", "l20-48gb", "ascend-910b-64gb", "rtx-5090-32gb", "mlu370-x8-48gb"}
     assert expected | {"h800-sxm-80gb", "a800-sxm-80gb"} == without
 
 
@@ -228,6 +229,19 @@ def test_figures_a_source_lacks_are_left_out_and_said_so() -> None:
     assert ascend.memory_bandwidth and source != ascend.source and "CANN" in source
     assert load_gpu("H800").tdp_watts is None
     assert "bf16" not in load_gpu("V100").peak_flops
+
+
+def test_cambricon_mlu370_x8_is_a_fabric_card_answered_for_memory_only() -> None:
+    mlu = load_gpu("思元370")
+    assert mlu.id == resolve_gpu_id("MLU370-X8") == "mlu370-x8-48gb"
+    assert mlu.memory_bytes == 48 * 2**30 and mlu.memory_bandwidth == 614.4e9
+    assert mlu.peak("bf16") == mlu.peak("fp16") == 3 * mlu.peak("fp32")
+    assert "fp8" not in mlu.peak_flops and "tf32" not in mlu.peak_flops
+    assert mlu.intra_node_bandwidth == mlu.intra_node_bandwidth_vendor_bidirectional / 2
+    cluster = Cluster(gpu=mlu, count=8)
+    assert cluster.intra_node_kind == "nvlink" and cluster.nodes == 1
+    assert "CNCL" in mlu.speed_model_gap and mlu.no_public_offer["reason"]
+    assert not mlu.vendor_datasheet
 
 
 def test_json_view_uses_stable_keys() -> None:

@@ -19,13 +19,14 @@ from typing import Any, Literal, get_args
 from gpuplan.hardware.gpu import GPUSpec
 
 IntraNodeLink = Literal[
-    "nvlink2", "nvlink3", "nvlink4", "nvlink5", "xgmi", "hccs", "pcie3", "pcie4", "pcie5", "pcie6",
-    "none",
+    "nvlink2", "nvlink3", "nvlink4", "nvlink5", "xgmi", "hccs", "mlulink", "pcie3", "pcie4", "pcie5",
+    "pcie6", "none",
 ]  # fmt: skip
 INTRA_NODE_LINKS: tuple[str, ...] = get_args(IntraNodeLink)
 NVLINK_LINKS = tuple(link for link in INTRA_NODE_LINKS if link.startswith("nvlink"))
-FABRIC_LINKS = (*NVLINK_LINKS, "xgmi", "hccs")
-"""GPU fabrics with peer-to-peer by construction: NVLink/NVSwitch, AMD xGMI, Huawei HCCS."""
+FABRIC_LINKS = (*NVLINK_LINKS, "xgmi", "hccs", "mlulink")
+"""GPU fabrics with peer-to-peer by construction: NVLink/NVSwitch, AMD xGMI, Huawei HCCS,
+Cambricon MLU-Link."""
 PCIE_LINKS = tuple(link for link in INTRA_NODE_LINKS if link.startswith("pcie"))
 NetworkKind = Literal["infiniband", "roce", "efa", "ethernet", "none"]
 NETWORK_KINDS: tuple[str, ...] = get_args(NetworkKind)
