@@ -38,6 +38,7 @@ figcaption { color: var(--muted); font-size: 0.85rem; }
 svg.chart { max-width: 760px; height: auto; display: block; border: 1px solid var(--line); }
 .warning { color: #8a5300; }
 td { overflow-wrap: break-word; }
+td:not([class]) { min-width: 6.5em; }
 @media print {
   @page { size: A4; margin: 14mm; }
   body { font-size: 10pt; }
@@ -58,14 +59,19 @@ UNBREAKABLE = re.compile(
 )
 """A cell that is one date, amount or quantity (``2026-08-22``, ``$38.93``, ``¥1.2万``,
 ``12.5 h``): such a cell never wraps inside (a narrow column would split it mid-number)."""
+IDENTIFIER = re.compile(r"(\d+\s?[x×]\s?)?[A-Za-z0-9][\w.\-/+:]{0,39}", re.ASCII)
+"""A catalog id, optionally counted (``autodl-h800-80gb-x1``, ``8x h100-sxm-80gb``): never
+split at its hyphens."""
 
 
 def cell_class(text: str, numeric: bool) -> str:
     """CSS class of a table cell: ``num`` (right-aligned, no wrap) for numeric columns,
-    ``nowrap`` for a cell whose text :data:`UNBREAKABLE` matches, else none."""
+    ``nowrap`` for a cell whose text :data:`UNBREAKABLE` or :data:`IDENTIFIER` matches,
+    else none."""
     if numeric:
         return "num"
-    return "nowrap" if UNBREAKABLE.fullmatch(text.strip()) else ""
+    whole = text.strip()
+    return "nowrap" if UNBREAKABLE.fullmatch(whole) or IDENTIFIER.fullmatch(whole) else ""
 
 
 def _table(table: Table) -> str:
