@@ -39,8 +39,12 @@ PAGES = ("plan", "estimate", "quote", "tco", "catalog")
 LANGUAGES = ("en", "zh")
 FORM_OVERRIDES = {"plan": {"#max_gpus": "4"}}
 """Fields changed from the form's own values before submitting (a smaller, quicker search)."""
-DOCS_SHOTS = (("plan", "en"), ("plan", "zh"), ("estimate", "zh"), ("catalog", "zh"))
-"""The pages whose screenshots docs/screenshots/ keeps."""
+DOCS_SHOTS = (
+    ("plan", "en", "#answer"), ("plan", "zh", "#pareto"), ("estimate", "zh", "#step-time"),
+    ("tco", "zh", "#tco"), ("catalog", "zh", ""),
+)  # fmt: skip
+"""The pages whose screenshots docs/screenshots/ keeps, each scrolled to a part of its answer
+(one window, so each PNG stays small)."""
 
 LAYOUT_CHECK = r"""
 () => {
@@ -147,10 +151,12 @@ def visit(
     screenshot: Path,
     width: int = 1280,
     full_page: bool = True,
+    scroll_to: str = "",
 ) -> dict[str, Any]:
     """Load page ``name`` in ``lang`` in a ``width`` px window, submit its form as it opens
-    (with :data:`FORM_OVERRIDES`), save a screenshot, and return :data:`LAYOUT_CHECK`'s
-    findings plus ``status`` (the answer's HTTP status) and ``answer`` (its text)."""
+    (with :data:`FORM_OVERRIDES`), save a screenshot (the whole page, or the window scrolled
+    to the ``scroll_to`` selector), and return :data:`LAYOUT_CHECK`'s findings plus
+    ``status`` (the answer's HTTP status) and ``answer`` (its text)."""
     page = chrome.new_page(viewport={"width": width, "height": 900})
     try:
         page.goto(f"{base}/{name}?lang={lang}")
@@ -166,6 +172,8 @@ def visit(
                 answer = page.inner_text("#answer")
         page.wait_for_load_state("load")
         page.evaluate("document.fonts.ready")
+        if scroll_to:
+            page.evaluate(f"document.querySelector({scroll_to!r}).scrollIntoView()")
         screenshot.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(screenshot), full_page=full_page)
         findings: dict[str, Any] = page.evaluate(LAYOUT_CHECK)
@@ -184,12 +192,12 @@ def main(argv: list[str] | None = None) -> int:
     if chromium() is None:
         print("no Chromium: apt-get install -y chromium", file=sys.stderr)
         return 2
-    shots = [(name, lang) for name in PAGES for lang in LANGUAGES] if args.all else DOCS_SHOTS
+    every = [(name, lang, "") for name in PAGES for lang in LANGUAGES]
     failed = False
     with served() as base, browser() as chrome:
-        for name, lang in shots:
+        for name, lang, part in every if args.all else DOCS_SHOTS:
             path = args.out / f"{name}-{lang}.png"
-            found = visit(chrome, base, name, lang, path, args.width, args.full_page)
+            found = visit(chrome, base, name, lang, path, args.width, args.full_page, part)
             size = path.stat().st_size
             print(
                 f"{path}: HTTP {found['status']}, {found['charts']} charts, "
