@@ -95,8 +95,8 @@ one request never blocks the others; the API's handlers run in the same thread p
 TOO_LONG = "the answer took too long; narrow the search"
 
 Compute = Callable[[dict[str, str], bytes | None, str], Mapping[str, Any]]
-"""Reads a form (fields, uploaded bytes, language) and returns the page's ``result``/``report`` context;
-raises InputError for bad input."""
+"""Reads a form (fields, uploaded bytes, language) and returns the page's ``result`` and
+``report`` context; raises InputError for bad input."""
 
 
 async def _answer(
@@ -112,7 +112,7 @@ async def _answer(
     fields, upload = await _fields(request)
 
     def page() -> tuple[str, int]:
-        context: dict[str, Any] = {"values": {**defaults, **fields}, "error": "", "result": None}
+        context: dict[str, Any] = {"values": {**defaults, **fields}}
         status = 200
         try:
             context.update(compute(fields, upload, lang))
@@ -148,6 +148,7 @@ def _form_choices(name: str) -> dict[str, Any]:
 
 
 def _render(name: str, lang: str, **context: Any) -> str:
+    """Page ``name``'s template with its form's choices; no answer and no error unless given."""
     context.setdefault("error", "")
     context.setdefault("result", None)
     return render(f"{name}.html", lang, name, f"/{name}", **_form_choices(name), **context)
