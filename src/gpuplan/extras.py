@@ -20,7 +20,7 @@ from urllib.parse import unquote, urlparse
 
 EXTRAS = {
     "bench": "PyTorch and nvidia-ml-py",
-    "web": "FastAPI, uvicorn and python-multipart",
+    "web": "FastAPI, uvicorn, python-multipart and Jinja2",
     "hf": "huggingface_hub",
 }
 """Each optional extra of pyproject.toml that a command asks for, and what it brings."""

@@ -142,3 +142,35 @@ def test_tco_report_reproduces_the_seed_table():
     assert "¥9,840,000" in english.answer[0] and "¥3,841,200" in english.answer[0]
     assert "¥984.00万" in chinese.answer[0]
     assert "cumulative cost (CNY)" in render_html(english)
+
+
+@pytest.mark.parametrize(
+    ("text", "css"),
+    [
+        ("2026-08-22", "nowrap"),
+        ("2026-03", "nowrap"),
+        ("$38.93", "nowrap"),
+        ("¥1.2万", "nowrap"),
+        ("12.5 h", "nowrap"),
+        ("autodl-h800-80gb-x1", "nowrap"),
+        ("8x h100-sxm-80gb", "nowrap"),
+        ("算家云, 10.82h hourly", ""),
+        ("1 GPU, no cluster network", ""),
+    ],
+)
+def test_dates_amounts_and_ids_never_wrap_and_prose_does(text, css):
+    from gpuplan.report.html import cell_class
+
+    assert cell_class(text, numeric=False) == css
+    assert cell_class(text, numeric=True) == "num"
+
+
+def test_tables_scroll_in_their_own_box():
+    from gpuplan.report.document import Table
+    from gpuplan.report.html import STYLE, render_block
+
+    html = render_block(Table(["when", "what"], [["2026-08-22", "a long note"]]))
+    assert html.startswith('<div class="table-scroll"><table>')
+    assert '<td class="nowrap">2026-08-22</td><td>a long note</td>' in html
+    assert ".table-scroll { overflow-x: auto" in STYLE
+    assert "word-break: break-word" not in STYLE

@@ -272,7 +272,7 @@ def test_a_form_plan_runs_off_the_event_loop(monkeypatch):
 
     def slow(fields, upload, lang):
         time.sleep(1.0)
-        return "done", 200
+        return {}
 
     monkeypatch.setattr(pages, "_plan_answer", slow)
 

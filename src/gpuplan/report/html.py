@@ -3,6 +3,7 @@ no links to the network; ``@media print`` keeps "Print to PDF" clean."""
 
 from __future__ import annotations
 
+import re
 from html import escape
 
 from gpuplan.i18n import translate
@@ -27,11 +28,17 @@ table { border-collapse: collapse; width: 100%; margin: 10px 0; font-size: 0.88r
 th, td { border-bottom: 1px solid var(--line); padding: 5px 8px; text-align: left; vertical-align: top; }
 th { background: var(--soft); font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.nowrap, td.date, td.amount, td.id, td .line { white-space: nowrap; }
+td .line { display: block; }
+td.source { overflow-wrap: anywhere; min-width: 16em; }
+.table-scroll { overflow-x: auto; max-width: 100%; margin: 10px 0; }
+.table-scroll > table { margin: 0; }
 figure { margin: 12px 0; }
 figcaption { color: var(--muted); font-size: 0.85rem; }
 svg.chart { max-width: 760px; height: auto; display: block; border: 1px solid var(--line); }
 .warning { color: #8a5300; }
-td { word-break: break-word; }
+td { overflow-wrap: break-word; }
+td:not([class]) { min-width: 6.5em; }
 @media print {
   @page { size: A4; margin: 14mm; }
   body { font-size: 10pt; }
@@ -46,17 +53,42 @@ td { word-break: break-word; }
 """
 
 
+UNBREAKABLE = re.compile(
+    r"[-+−~≈]?\s?[¥$€£]?\s?\d[\d,.:/\-]*\s?(万|亿|[kMBT%×x])?"
+    r"(\s?(s|h|d|GiB|GB|TB|CNY|USD|EUR))?"
+)
+"""A cell that is one date, amount or quantity (``2026-08-22``, ``$38.93``, ``¥1.2万``,
+``12.5 h``): such a cell never wraps inside (a narrow column would split it mid-number)."""
+IDENTIFIER = re.compile(r"(\d+\s?[x×]\s?)?[A-Za-z0-9][\w.\-/+:]{0,39}", re.ASCII)
+"""A catalog id, optionally counted (``autodl-h800-80gb-x1``, ``8x h100-sxm-80gb``): never
+split at its hyphens."""
+
+
+def cell_class(text: str, numeric: bool) -> str:
+    """CSS class of a table cell: ``num`` (right-aligned, no wrap) for numeric columns,
+    ``nowrap`` for a cell whose text :data:`UNBREAKABLE` or :data:`IDENTIFIER` matches,
+    else none."""
+    if numeric:
+        return "num"
+    whole = text.strip()
+    return "nowrap" if UNBREAKABLE.fullmatch(whole) or IDENTIFIER.fullmatch(whole) else ""
+
+
 def _table(table: Table) -> str:
     def cell(tag: str, index: int, text: str) -> str:
-        css = ' class="num"' if index in table.numeric else ""
-        return f"<{tag}{css}>{escape(text)}</{tag}>"
+        css = cell_class(text, index in table.numeric)
+        attribute = f' class="{css}"' if css else ""
+        return f"<{tag}{attribute}>{escape(text)}</{tag}>"
 
     head = "".join(cell("th", index, text) for index, text in enumerate(table.headers))
     body = "\n".join(
         "<tr>" + "".join(cell("td", index, text) for index, text in enumerate(row)) + "</tr>"
         for row in table.rows
     )
-    return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>"
+    return (
+        f'<div class="table-scroll"><table>\n<thead><tr>{head}</tr></thead>\n'
+        f"<tbody>\n{body}\n</tbody>\n</table></div>"
+    )
 
 
 def render_block(block: Block) -> str:

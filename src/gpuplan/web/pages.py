@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from html import escape
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
+from markupsafe import Markup
 
 from gpuplan.errors import InputError
-from gpuplan.i18n import translate
 from gpuplan.report.document import Report
 from gpuplan.report.html import render_body, render_html
 from gpuplan.web import services
@@ -26,7 +25,7 @@ from gpuplan.web.inputs import (
     plan_options,
     plan_scenario,
 )
-from gpuplan.web.layout import datalist, downloads, error_box, page, select_field, text_field
+from gpuplan.web.layout import downloads, render
 
 router = APIRouter()
 
@@ -65,14 +64,12 @@ refresh = 1_200_000
 monthly = 106_700
 """
 METHODS = ("full", "lora", "qlora", "freeze")
+OBJECTIVES = ("cost", "time", "pareto")
+CURRENCIES = [("", "-"), ("CNY", "CNY ¥"), ("USD", "USD $"), ("EUR", "EUR €")]
 
 
 def _language(request: Request) -> str:
     return str(getattr(request.state, "lang", "en"))
-
-
-def _respond(request: Request, html: str, status: int = 200) -> HTMLResponse:
-    return HTMLResponse(html, status_code=status)
 
 
 async def _fields(request: Request) -> tuple[dict[str, str], bytes | None]:
@@ -95,25 +92,82 @@ async def _fields(request: Request) -> tuple[dict[str, str], bytes | None]:
 ANSWER_SECONDS = 30.0
 """A form's answer is computed off the event loop and given up after this long (HTTP 503), so
 one request never blocks the others; the API's handlers run in the same thread pool."""
+TOO_LONG = "the answer took too long; narrow the search"
+
+Compute = Callable[[dict[str, str], bytes | None, str], Mapping[str, Any]]
+"""Reads a form (fields, uploaded bytes, language) and returns the page's ``result`` and
+``report`` context; raises InputError for bad input."""
 
 
 async def _answer(
-    request: Request, compute: Callable[[dict[str, str], bytes | None, str], tuple[str, int]]
+    request: Request, name: str, defaults: Mapping[str, str], compute: Compute
 ) -> HTMLResponse:
-    """Read the form on the event loop, compute the page in a worker thread, respond."""
+    """Read the form on the event loop, compute the answer in a worker thread, and render the
+    page ``name`` with the form as sent and the answer or the error below it."""
     import asyncio
 
     from starlette.concurrency import run_in_threadpool
 
     lang = _language(request)
     fields, upload = await _fields(request)
+
+    def page() -> tuple[str, int]:
+        context: dict[str, Any] = {"values": {**defaults, **fields}}
+        status = 200
+        try:
+            context.update(compute(fields, upload, lang))
+        except InputError as error:
+            context["error"], status = str(error), 400
+        return _render(name, lang, **context), status
+
     try:
-        html, status = await asyncio.wait_for(
-            run_in_threadpool(compute, fields, upload, lang), ANSWER_SECONDS
-        )
+        html, status = await asyncio.wait_for(run_in_threadpool(page), ANSWER_SECONDS)
     except TimeoutError:
-        return HTMLResponse("the answer took too long; narrow the search", status_code=503)
-    return _respond(request, html, status)
+        html, status = render("error.html", lang, path=f"/{name}", message=TOO_LONG), 503
+    return HTMLResponse(html, status_code=status)
+
+
+def _form_choices(name: str) -> dict[str, Any]:
+    """The lists a page's form offers (catalog names, GPU ids, offers, fixed choices)."""
+    from gpuplan.catalog import gpu_ids, model_names
+
+    choices: dict[str, Any] = {"methods": [(method, method) for method in METHODS]}
+    if name in ("plan", "estimate"):
+        choices["model_names"] = model_names()
+    if name == "plan":
+        choices["objectives"] = [(objective, objective) for objective in OBJECTIVES]
+        choices["currencies"] = CURRENCIES
+    if name == "estimate":
+        choices["gpu_ids"] = gpu_ids()
+    if name == "quote":
+        choices["offers"] = [
+            (offer["id"], f"{offer['id']} ({offer['provider']})") for offer in services.offers()
+        ]
+        choices["currencies"] = CURRENCIES
+    return choices
+
+
+def _render(name: str, lang: str, **context: Any) -> str:
+    """Page ``name``'s template with its form's choices; no answer and no error unless given."""
+    context.setdefault("error", "")
+    context.setdefault("result", None)
+    return render(f"{name}.html", lang, name, f"/{name}", **_form_choices(name), **context)
+
+
+def _form_page(request: Request, name: str, defaults: Mapping[str, str]) -> HTMLResponse:
+    return HTMLResponse(_render(name, _language(request), values=dict(defaults)))
+
+
+def _result(
+    result: Mapping[str, Any], build: Callable[[str], Report], kind: str, lang: str
+) -> dict[str, Any]:
+    """The template context of an answer: its report (already HTML) and the two downloads."""
+    report = build(lang)
+    result_json = json.dumps(jsonable(result), ensure_ascii=False, indent=2)
+    return {
+        "result": downloads(render_html(report), result_json, kind),
+        "report": Markup(render_body(report)),
+    }
 
 
 def _model(fields: Mapping[str, str], upload: bytes | None, lang: str) -> str | dict[str, Any]:
@@ -124,257 +178,115 @@ def _model(fields: Mapping[str, str], upload: bytes | None, lang: str) -> str | 
     return checked_model(fields.get("model", ""), lang)
 
 
-def _result_block(
-    result: Mapping[str, Any], build: Callable[[str], Report], kind: str, lang: str
-) -> str:
-    report = build(lang)
-    return downloads(
-        render_html(report), json.dumps(jsonable(result), ensure_ascii=False, indent=2), kind, lang
-    ) + render_body(report)
-
-
-def _model_fields(values: Mapping[str, str], lang: str, upload: bool = True) -> list[str]:
-    from gpuplan.catalog import model_names
-
-    parts = [
-        text_field(
-            "model", translate("web.form.model", lang), values.get("model", ""), list="models"
-        ),
-        datalist("models", model_names()),
-    ]
-    if upload:
-        parts.append(
-            f"<label>{escape(translate('web.form.config', lang))}"
-            '<input type="file" name="config" id="config" accept=".json,application/json"></label>'
-        )
-    parts += [
-        select_field("method", translate("web.form.method", lang), values.get("method", "full"),
-                     [(method, method) for method in METHODS]),
-        text_field("tokens", translate("web.form.tokens", lang), values.get("tokens", "")),
-        text_field("seq_len", translate("web.form.seq_len", lang), values.get("seq_len", "")),
-        text_field("global_batch", translate("web.form.global_batch", lang), values.get("global_batch", "")),
-    ]  # fmt: skip
-    return parts
-
-
-def _form(action: str, fields: list[str], lang: str) -> str:
-    return (
-        f'<form class="query" method="post" action="{action}" enctype="multipart/form-data" id="query">'
-        + "".join(fields)
-        + f'<button type="submit" id="submit">{escape(translate("web.form.submit", lang))}</button></form>'
-    )
-
-
-def _heading(name: str, lang: str) -> str:
-    return (
-        f"<h1>{escape(translate(f'web.nav.{name}', lang))}</h1>"
-        f'<p class="intro">{escape(translate(f"web.intro.{name}", lang))}</p>'
-    )
-
-
-# --- plan ----------------------------------------------------------------------------------
-
-
-def _plan_form(values: Mapping[str, str], lang: str) -> str:
-    fields = _model_fields(values, lang)
-    fields += [
-        text_field("budget", translate("web.form.budget", lang), values.get("budget", "")),
-        text_field("deadline", translate("web.form.deadline", lang), values.get("deadline", "")),
-        select_field("objective", translate("web.form.objective", lang), values.get("objective", "cost"),
-                     [("cost", "cost"), ("time", "time"), ("pareto", "pareto")]),
-        text_field("max_gpus", translate("web.form.max_gpus", lang), values.get("max_gpus", "")),
-        text_field("gpus", translate("web.form.gpus", lang), values.get("gpus", "")),
-        text_field("providers", translate("web.form.providers", lang), values.get("providers", "")),
-        select_field("currency", translate("web.form.currency", lang), values.get("currency", ""),
-                     [("", "-"), ("CNY", "CNY ¥"), ("USD", "USD $"), ("EUR", "EUR €")]),
-    ]  # fmt: skip
-    return _form("/plan", fields, lang)
-
-
 @router.get("/", include_in_schema=False)
 def home() -> RedirectResponse:
     return RedirectResponse("/plan")
 
 
+# --- plan ----------------------------------------------------------------------------------
+
+
 @router.get("/plan", response_class=HTMLResponse, include_in_schema=False)
 def plan_page(request: Request) -> HTMLResponse:
-    lang = _language(request)
-    body = _heading("plan", lang) + _plan_form(PLAN_DEFAULTS, lang)
-    return _respond(request, page(translate("web.nav.plan", lang), lang, "plan", body, "/plan"))
+    return _form_page(request, "plan", PLAN_DEFAULTS)
 
 
 @router.post("/plan", response_class=HTMLResponse, include_in_schema=False)
 async def plan_submit(request: Request) -> HTMLResponse:
-    return await _answer(request, _plan_answer)
+    return await _answer(request, "plan", PLAN_DEFAULTS, _plan_answer)
 
 
-def _plan_answer(fields: dict[str, str], upload: bytes | None, lang: str) -> tuple[str, int]:
-    values = {**PLAN_DEFAULTS, **fields}
-    body = _heading("plan", lang) + _plan_form(values, lang)
-    try:
-        scenario = plan_scenario(fields, _model(fields, upload, lang))
-        result, build = services.plan(scenario, plan_options(fields, lang))
-        body += _result_block(result, build, "plan", lang)
-        status = 200
-    except InputError as error:
-        body += error_box(str(error), lang)
-        status = 400
-    return page(translate("web.nav.plan", lang), lang, "plan", body, "/plan"), status
+def _plan_answer(fields: dict[str, str], upload: bytes | None, lang: str) -> dict[str, Any]:
+    scenario = plan_scenario(fields, _model(fields, upload, lang))
+    result, build = services.plan(scenario, plan_options(fields, lang))
+    return _result(result, build, "plan", lang)
 
 
 # --- estimate ------------------------------------------------------------------------------
 
 
-def _estimate_form(values: Mapping[str, str], lang: str) -> str:
-    from gpuplan.catalog import gpu_ids
-
-    fields = _model_fields(values, lang)
-    fields += [
-        text_field("gpu", translate("web.form.gpu", lang), values.get("gpu", ""), list="gpu-ids"),
-        datalist("gpu-ids", gpu_ids()),
-        text_field("count", translate("web.form.count", lang), values.get("count", "1")),
-        text_field("strategy", translate("web.form.strategy", lang), values.get("strategy", "")),
-    ]
-    return _form("/estimate", fields, lang)
-
-
 @router.get("/estimate", response_class=HTMLResponse, include_in_schema=False)
 def estimate_page(request: Request) -> HTMLResponse:
-    lang = _language(request)
-    body = _heading("estimate", lang) + _estimate_form(ESTIMATE_DEFAULTS, lang)
-    return _respond(
-        request, page(translate("web.nav.estimate", lang), lang, "estimate", body, "/estimate")
-    )
+    return _form_page(request, "estimate", ESTIMATE_DEFAULTS)
 
 
 @router.post("/estimate", response_class=HTMLResponse, include_in_schema=False)
 async def estimate_submit(request: Request) -> HTMLResponse:
-    return await _answer(request, _estimate_answer)
+    return await _answer(request, "estimate", ESTIMATE_DEFAULTS, _estimate_answer)
 
 
-def _estimate_answer(fields: dict[str, str], upload: bytes | None, lang: str) -> tuple[str, int]:
-    body = _heading("estimate", lang) + _estimate_form({**ESTIMATE_DEFAULTS, **fields}, lang)
-    try:
-        scenario = plan_scenario(fields, _model(fields, upload, lang))
-        scenario["hardware"] = {
-            "gpu": fields.get("gpu", "").strip(),
-            "count": parse_integer(fields.get("count", "1"), "count", lang),
-        }
-        strategy = parse_strategy(fields.get("strategy", ""), lang)
-        if strategy:
-            scenario["strategy"] = strategy
-        result, build = services.estimate(scenario)
-        body += _result_block(result, build, "estimate", lang)
-        status = 200
-    except InputError as error:
-        body += error_box(str(error), lang)
-        status = 400
-    html = page(translate("web.nav.estimate", lang), lang, "estimate", body, "/estimate")
-    return html, status
+def _estimate_answer(fields: dict[str, str], upload: bytes | None, lang: str) -> dict[str, Any]:
+    scenario = plan_scenario(fields, _model(fields, upload, lang))
+    scenario["hardware"] = {
+        "gpu": fields.get("gpu", "").strip(),
+        "count": parse_integer(fields.get("count", "1"), "count", lang),
+    }
+    strategy = parse_strategy(fields.get("strategy", ""), lang)
+    if strategy:
+        scenario["strategy"] = strategy
+    result, build = services.estimate(scenario)
+    return _result(result, build, "estimate", lang)
 
 
 # --- quote ---------------------------------------------------------------------------------
 
 
-def _quote_form(values: Mapping[str, str], lang: str) -> str:
-    offers = [(offer["id"], f"{offer['id']} ({offer['provider']})") for offer in services.offers()]
-    fields = [
-        select_field("offer", translate("web.form.offer", lang), values.get("offer", ""), offers),
-        text_field("duration", translate("web.form.duration", lang), values.get("duration", "")),
-        text_field("instances", translate("web.form.instances", lang), values.get("instances", "1")),
-        text_field("tokens", translate("web.form.tokens", lang), values.get("tokens", "")),
-        select_field("currency", translate("web.form.currency", lang), values.get("currency", ""),
-                     [("", "-"), ("CNY", "CNY ¥"), ("USD", "USD $"), ("EUR", "EUR €")]),
-    ]  # fmt: skip
-    return _form("/quote", fields, lang)
-
-
 @router.get("/quote", response_class=HTMLResponse, include_in_schema=False)
 def quote_page(request: Request) -> HTMLResponse:
-    lang = _language(request)
-    body = _heading("quote", lang) + _quote_form(QUOTE_DEFAULTS, lang)
-    return _respond(request, page(translate("web.nav.quote", lang), lang, "quote", body, "/quote"))
+    return _form_page(request, "quote", QUOTE_DEFAULTS)
 
 
 @router.post("/quote", response_class=HTMLResponse, include_in_schema=False)
 async def quote_submit(request: Request) -> HTMLResponse:
-    return await _answer(request, _quote_answer)
+    return await _answer(request, "quote", QUOTE_DEFAULTS, _quote_answer)
 
 
-def _quote_answer(fields: dict[str, str], _: bytes | None, lang: str) -> tuple[str, int]:
-    body = _heading("quote", lang) + _quote_form({**QUOTE_DEFAULTS, **fields}, lang)
-    try:
-        result, build = services.quote(
-            fields.get("offer", ""),
-            fields.get("duration", ""),
-            parse_integer(fields.get("instances", "1"), "instances", lang),
-            fields.get("tokens") or None,
-            fields.get("currency") or None,
-        )
-        body += _result_block(result, build, "quote", lang)
-        status = 200
-    except InputError as error:
-        body += error_box(str(error), lang)
-        status = 400
-    return page(translate("web.nav.quote", lang), lang, "quote", body, "/quote"), status
+def _quote_answer(fields: dict[str, str], _: bytes | None, lang: str) -> dict[str, Any]:
+    result, build = services.quote(
+        fields.get("offer", ""),
+        fields.get("duration", ""),
+        parse_integer(fields.get("instances", "1"), "instances", lang),
+        fields.get("tokens") or None,
+        fields.get("currency") or None,
+    )
+    return _result(result, build, "quote", lang)
 
 
 # --- tco -----------------------------------------------------------------------------------
 
 
-def _tco_form(text: str, lang: str) -> str:
-    field = (
-        f'<label class="wide">{escape(translate("web.form.tco_file", lang))}'
-        f'<textarea name="inputs" id="inputs">{escape(text)}</textarea></label>'
-    )
-    return _form("/tco", [field], lang)
-
-
 @router.get("/tco", response_class=HTMLResponse, include_in_schema=False)
 def tco_page(request: Request) -> HTMLResponse:
-    lang = _language(request)
-    body = _heading("tco", lang) + _tco_form(SEED_TCO, lang)
-    return _respond(request, page(translate("web.nav.tco", lang), lang, "tco", body, "/tco"))
+    return _form_page(request, "tco", {"inputs": SEED_TCO})
 
 
 @router.post("/tco", response_class=HTMLResponse, include_in_schema=False)
 async def tco_submit(request: Request) -> HTMLResponse:
-    return await _answer(request, _tco_answer)
+    return await _answer(request, "tco", {"inputs": ""}, _tco_answer)
 
 
-def _tco_answer(fields: dict[str, str], _: bytes | None, lang: str) -> tuple[str, int]:
-    text = fields.get("inputs", "")
-    body = _heading("tco", lang) + _tco_form(text, lang)
-    try:
-        result, build = services.tco(parse_toml_text(text, lang))
-        body += _result_block(result, build, "tco", lang)
-        status = 200
-    except InputError as error:
-        body += error_box(str(error), lang)
-        status = 400
-    return page(translate("web.nav.tco", lang), lang, "tco", body, "/tco"), status
+def _tco_answer(fields: dict[str, str], _: bytes | None, lang: str) -> dict[str, Any]:
+    result, build = services.tco(parse_toml_text(fields.get("inputs", ""), lang))
+    return _result(result, build, "tco", lang)
 
 
 # --- catalog -------------------------------------------------------------------------------
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> str:
-    head = "".join(f"<th>{escape(text)}</th>" for text in headers)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in rows
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+def _peak_tflops(gpu: Mapping[str, Any]) -> str:
+    peak = gpu["peak_flops"].get("bf16") or gpu["peak_flops"].get("fp16") or 0
+    return f"{peak / 1e12:,.0f} TFLOP/s"
 
 
 @router.get("/catalog", response_class=HTMLResponse, include_in_schema=False)
 def catalog_page(request: Request) -> HTMLResponse:
-    lang = _language(request)
+    """Every GPU (with its full source), model and offer (one line per billing plan)."""
     gpus = [
         [
             gpu["id"],
             f"{gpu['memory_bytes'] / 2**30:.0f} GiB ({gpu['memory_quoted']})",
-            f"{(gpu['peak_flops'].get('bf16') or gpu['peak_flops'].get('fp16') or 0) / 1e12:,.0f} TFLOP/s",
-            f"{gpu['source'][:90]}",
+            _peak_tflops(gpu),
+            gpu["source"],
             gpu["observed"],
         ]
         for gpu in services.gpus()
@@ -385,34 +297,21 @@ def catalog_page(request: Request) -> HTMLResponse:
             offer["id"],
             offer["provider"],
             f"{offer['gpus']} x {offer['gpu']}",
-            "; ".join(
+            [
                 f"{plan['name']}: {plan['price']} {offer['currency']}/{plan['per']}"
                 for plan in offer["plans"]
-            ),
+            ],
             offer["observed"],
         ]
         for offer in services.offers()
     ]
-    t = lambda key: translate(key, lang)  # noqa: E731
-    body = (
-        f"<h1>{escape(t('web.nav.catalog'))}</h1>"
-        f"<h2>{escape(t('web.catalog.gpus'))}</h2>"
-        + _table(
-            [
-                t("col.name"),
-                t("col.memory"),
-                t("col.bf16_peak"),
-                t("col.source"),
-                t("col.observed"),
-            ],
-            gpus,
-        )
-        + f"<h2>{escape(t('web.catalog.models'))}</h2>"
-        + _table([t("col.name"), t("col.params")], models)
-        + f"<h2>{escape(t('web.catalog.offers'))}</h2>"
-        + _table(
-            [t("col.offer"), t("col.provider"), t("col.gpus"), t("col.price"), t("col.observed")],
-            offers,
-        )
+    html = render(
+        "catalog.html",
+        _language(request),
+        "catalog",
+        "/catalog",
+        gpus=gpus,
+        models=models,
+        offers=offers,
     )
-    return _respond(request, page(t("web.nav.catalog"), lang, "catalog", body, "/catalog"))
+    return HTMLResponse(html)
