@@ -130,11 +130,13 @@ def test_an_explicit_part_wins_over_the_precision():
 
 def test_fsdp2_accumulates_unsharded_gradients_in_the_reduce_dtype_torchtitan_does_not():
     """``to_accumulated_grad_if_needed``: with gradient sync off, each unsharded gradient is
-    upcast to ``reduce_dtype`` (fp32) and kept; torchtitan reduce-scatters every micro-batch."""
+    upcast to ``reduce_dtype`` (fp32) and kept in place of the sharded one, which the last
+    micro-batch's reduce-scatter makes as it frees the unsharded; torchtitan reduce-scatters
+    every micro-batch."""
     accumulating = _job("fsdp", global_batch=32)
     one_step = _job("fsdp", global_batch=8)
-    extra = _states(accumulating, zero=3)["gradients"] - _states(one_step, zero=3)["gradients"]
-    assert extra == pytest.approx(4.0)
+    assert _states(accumulating, zero=3)["gradients"] == pytest.approx(4.0)
+    assert _states(one_step, zero=3)["gradients"] == pytest.approx(4.0 / 8)
     titan = _job("torchtitan", global_batch=32)
     assert _states(titan, zero=3)["gradients"] == pytest.approx(4.0 / 8)
 
@@ -199,12 +201,17 @@ def test_ddp_buckets_copy_every_gradient():
     assert _buffers(_job("hf"), dp=1, zero=0) == 0
 
 
-def test_fsdp_unit_holds_two_gathered_copies_and_the_gradient_with_its_fp32_copy_in():
-    """FSDP2 ``foreach_reduce``: the unit's bf16 unsharded gradients live until the copy-in to
-    the fp32 reduce-scatter input finishes; the current and prefetched units are gathered."""
-    unit = MODEL.vocab_size * MODEL.hidden_size
-    assert _buffers(_job("fsdp"), zero=3) == pytest.approx(unit * (2 * 2 + 2 + 4))
-    assert _buffers(_job("fsdp", precision="bf16-pure"), zero=3) == pytest.approx(unit * 8)
+def test_fsdp_holds_the_root_two_layers_and_one_gradient_with_its_fp32_copy_in():
+    """The root unit (embedding and head) stays gathered from its forward to the end of the
+    backward (FSDP1 ``_post_forward_reshard``, FSDP2 ``_lazy_init``); the current and prefetched
+    layers are gathered; FSDP2 ``foreach_reduce``: the largest unit's bf16 unsharded gradients
+    live until the copy-in to the fp32 reduce-scatter input finishes."""
+    head = MODEL.vocab_size * MODEL.hidden_size
+    layer = MODEL.layer_params(0)
+    gathered = (2 * head + 2 * layer) * 2
+    assert _buffers(_job("fsdp"), zero=3) == pytest.approx(gathered + head * (2 + 4))
+    bf16 = _buffers(_job("fsdp", precision="bf16-pure"), zero=3)
+    assert bf16 == pytest.approx(gathered + head * (2 + 2))
 
 
 # --- kernels and the loss ---------------------------------------------------------------------

@@ -425,9 +425,12 @@ def model_state_bytes(
     DeepSpeed's ``BF16_Optimizer``), stage 3 also weights. Frozen weights (LoRA, QLoRA, freeze)
     are bf16, or NF4 for QLoRA's linear layers. Offload moves master and optimizer states (and
     with ``optimizer+params`` the sharded weights) to host memory (:func:`host_memory`). Under
-    FSDP with gradient accumulation the rank also holds the unsharded gradients it accumulates
-    (``frameworks.GradientsPart``), and ``BF16_Optimizer`` the bf16 gradients beside its fp32
-    buffer.
+    FSDP with gradient accumulation the rank holds the unsharded gradients it accumulates
+    (``frameworks.GradientsPart``) instead of the sharded ones: the sharded gradients appear
+    unit by unit as the last micro-batch's backward reduce-scatters and frees the unsharded
+    ones (FSDP1 ``_runtime_utils._post_backward_hook``, FSDP2 ``foreach_reduce``), and the
+    optimizer's ``zero_grad`` frees them before the next step; ``BF16_Optimizer`` holds the
+    bf16 gradients beside its fp32 buffer.
     """
     profiles = profiles or job_profiles(job)
     stage = stage_parameters(job.model, layout, last_stage)
@@ -480,7 +483,7 @@ def model_state_bytes(
     accumulates_unsharded = (
         accumulating & (zero == 3) & (layout.micro_batches > 1) & (accumulation > 0)
     )
-    gradients = gradients + np.where(accumulates_unsharded, split.trained * accumulation, 0.0)
+    gradients = np.where(accumulates_unsharded, split.trained * accumulation, gradients)
 
     optimizer_bytes = values("master") + values("states")
     optimizer = sharded(
@@ -1086,8 +1089,22 @@ def gradients_are_transient(
 
 
 FSDP_GATHERED_UNITS = 2
-"""Units a ZeRO-3 / FSDP rank holds gathered at once: the one computing and the one prefetched
-(FSDP2 prefetches one module ahead; DeepSpeed ZeRO-3 ``prefetch_bucket_size``)."""
+"""Layer units a ZeRO-3 / FSDP rank holds gathered at once: the one computing and the one
+prefetched (FSDP2 prefetches one module ahead; DeepSpeed ZeRO-3 ``prefetch_bucket_size``)."""
+
+
+def fsdp_root_parameters(model: ModelSpec, layout: Layout) -> FloatArray:
+    """Parameters of the root FSDP unit on one rank, gathered from its forward to the end of the
+    backward: what no wrapped layer holds, the embedding and the output head (one matrix when
+    tied, or on one pipeline stage), divided by ``tp``. Both FSDP generations leave the root
+    unsharded after its forward: FSDP1 ``torch/distributed/fsdp/_runtime_utils.py``
+    ``_post_forward_reshard`` ("Do not free the root's parameters in the post-forward for
+    FULL_SHARD", ``free_unsharded_flat_param = not state._is_root and ...``), FSDP2
+    ``_fully_shard/_fsdp_state.py`` ``_lazy_init`` ("For the root, do not reshard after forward":
+    ``post_forward_mesh_info = None``); litgpt, the fsdp_qlora script and torchtitan wrap each
+    block and leave embedding and head to the root."""
+    matrices = np.where((layout.pp == 1) & (not model.tie_word_embeddings), 2.0, 1.0)
+    return np.asarray(matrices * model.vocab_size * model.hidden_size / layout.tp, dtype=float)
 
 
 def framework_buffer_bytes(
@@ -1098,12 +1115,13 @@ def framework_buffer_bytes(
 ) -> FloatArray:
     """Buffers the stack allocates beside the model states.
 
-    - ZeRO-3 / FSDP: :data:`FSDP_GATHERED_UNITS` units gathered in the parameter dtype, plus
-      one unit's unsharded gradient in the parameter dtype and its copy into the
-      ``reduce_dtype`` reduce-scatter input, which coexist until the copy-in ends (FSDP2
-      ``foreach_reduce``: "only after the copy-in finishes can we free the gradients"); a unit
-      is the largest layer or the embedding/head when larger (torchtitan wraps them
-      separately). LoRA gathers the frozen bf16 weights only.
+    - ZeRO-3 / FSDP: the root unit (:func:`fsdp_root_parameters`) and
+      :data:`FSDP_GATHERED_UNITS` layer units gathered in the parameter dtype, plus one unit's
+      unsharded gradient in the parameter dtype and its copy into the ``reduce_dtype``
+      reduce-scatter input, which coexist until the copy-in ends (FSDP2 ``foreach_reduce``:
+      "only after the copy-in finishes can we free the gradients"); that unit is the largest
+      layer or the output head when larger. LoRA gathers the frozen bf16 weights only, QLoRA's
+      layers their NF4 storage (FSDP gathers the packed 4-bit data, ``quant_storage``).
     - Gradient buckets (``frameworks.BuffersPart``): DeepSpeed ZeRO-1/2's ``bucket_count``
       buckets of ``bucket_elements`` elements (``hidden^2`` is ``hidden_size**2``) in the
       gradient dtype; DDP (dp > 1 without ZeRO) a flattened copy of all the rank's gradients.
@@ -1117,14 +1135,19 @@ def framework_buffer_bytes(
     model = job.model
     stage = stage_parameters(model, layout, last_stage=False)
     split = trained_split(job, layout, stage)
-    gathered_unit = np.maximum(stage.largest_layer, stage.head_or_embedding)
+    root = fsdp_root_parameters(model, layout)
     if job.is_adapter:
-        per_unit = np.full_like(gathered_unit, FSDP_GATHERED_UNITS * BF16)
+        layer_element = (
+            nf4_bytes_per_param(job.lora.double_quant) if job.method == "qlora" else BF16
+        )
+        gathered = root * BF16 + FSDP_GATHERED_UNITS * stage.largest_layer * layer_element
     else:
         element = _per_layout(job, framework_codes, profiles, "param_element")
         reduce = _per_layout(job, framework_codes, profiles, "reduce")
-        per_unit = FSDP_GATHERED_UNITS * element + element + reduce
-    fsdp_buffers = np.where(layout.zero == 3, gathered_unit * per_unit, 0.0)
+        reduced_unit = np.maximum(stage.largest_layer, stage.head_or_embedding)
+        gathered = (root + FSDP_GATHERED_UNITS * stage.largest_layer) * element
+        gathered = gathered + reduced_unit * (element + reduce)
+    fsdp_buffers = np.where(layout.zero == 3, gathered, 0.0)
 
     def bucket_elements(profile: FrameworkProfile) -> float:
         elements = profile.buffers.bucket_elements
