@@ -64,6 +64,13 @@ Sources, by part (the code that allocates each, at the commit read):
   size of all gradients (``gradient_as_bucket_view=False``, the default).
 - torchtitan ``bbb1b616`` (PR #1033, 2025-04-02): ``build_cross_entropy_loss`` compiles the
   loss when ``training.compile`` is on.
+- torchtitan ``9dec370`` ``parallelisms/parallelize_llama.py`` ``apply_tp``: DTensor tensor
+  parallelism gathers the sequence shard before the column-parallel linears, which save the
+  gathered copy (``KernelsPart.tensor_parallel``); PyTorch ``1963fc8``
+  ``torch/distributed/tensor/parallel/loss.py``: ``loss_parallel``'s fused backward
+  (:data:`DTENSOR_LOSS_PARALLEL_BYTES_PER_LOGIT`).
+- PyTorch 2.4-2.6 ``torch/optim/adamw.py`` ``_multi_tensor_adamw``: the default ``foreach``
+  step's state-sized temporary (``OptimizerPart.step_temporaries``).
 
 The per-framework activation choices, per element of the tensor (bytes):
 
