@@ -148,7 +148,13 @@ def test_fit_test_split_non_empty_for_main_throughput_sources(source: str):
 
 @pytest.mark.parametrize(
     "source",
-    ["pytorch/torchtitan", "Lightning-AI/litgpt", "pytorch/torchtune"],
+    [
+        "pytorch/torchtitan",
+        "Lightning-AI/litgpt",
+        "pytorch/torchtune",
+        "AnswerDotAI/fsdp_qlora",
+        "QwenLM/Qwen",
+    ],
 )
 def test_memory_test_rows_for_main_sources(source: str):
     assert any(row.use == "test" for row in MEMORY if row.source == source)

@@ -130,11 +130,13 @@ def test_an_explicit_part_wins_over_the_precision():
 
 def test_fsdp2_accumulates_unsharded_gradients_in_the_reduce_dtype_torchtitan_does_not():
     """``to_accumulated_grad_if_needed``: with gradient sync off, each unsharded gradient is
-    upcast to ``reduce_dtype`` (fp32) and kept; torchtitan reduce-scatters every micro-batch."""
+    upcast to ``reduce_dtype`` (fp32) and kept in place of the sharded one, which the last
+    micro-batch's reduce-scatter makes as it frees the unsharded; torchtitan reduce-scatters
+    every micro-batch."""
     accumulating = _job("fsdp", global_batch=32)
     one_step = _job("fsdp", global_batch=8)
-    extra = _states(accumulating, zero=3)["gradients"] - _states(one_step, zero=3)["gradients"]
-    assert extra == pytest.approx(4.0)
+    assert _states(accumulating, zero=3)["gradients"] == pytest.approx(4.0)
+    assert _states(one_step, zero=3)["gradients"] == pytest.approx(4.0 / 8)
     titan = _job("torchtitan", global_batch=32)
     assert _states(titan, zero=3)["gradients"] == pytest.approx(4.0 / 8)
 
@@ -199,12 +201,17 @@ def test_ddp_buckets_copy_every_gradient():
     assert _buffers(_job("hf"), dp=1, zero=0) == 0
 
 
-def test_fsdp_unit_holds_two_gathered_copies_and_the_gradient_with_its_fp32_copy_in():
-    """FSDP2 ``foreach_reduce``: the unit's bf16 unsharded gradients live until the copy-in to
-    the fp32 reduce-scatter input finishes; the current and prefetched units are gathered."""
-    unit = MODEL.vocab_size * MODEL.hidden_size
-    assert _buffers(_job("fsdp"), zero=3) == pytest.approx(unit * (2 * 2 + 2 + 4))
-    assert _buffers(_job("fsdp", precision="bf16-pure"), zero=3) == pytest.approx(unit * 8)
+def test_fsdp_holds_the_root_two_layers_and_one_gradient_with_its_fp32_copy_in():
+    """The root unit (embedding and head) stays gathered from its forward to the end of the
+    backward (FSDP1 ``_post_forward_reshard``, FSDP2 ``_lazy_init``); the current and prefetched
+    layers are gathered; FSDP2 ``foreach_reduce``: the largest unit's bf16 unsharded gradients
+    live until the copy-in to the fp32 reduce-scatter input finishes."""
+    head = MODEL.vocab_size * MODEL.hidden_size
+    layer = MODEL.layer_params(0)
+    gathered = (2 * head + 2 * layer) * 2
+    assert _buffers(_job("fsdp"), zero=3) == pytest.approx(gathered + head * (2 + 4))
+    bf16 = _buffers(_job("fsdp", precision="bf16-pure"), zero=3)
+    assert bf16 == pytest.approx(gathered + head * (2 + 2))
 
 
 # --- kernels and the loss ---------------------------------------------------------------------
@@ -216,16 +223,29 @@ def _logits(job: TrainingJob, tp: int = 1) -> float:
     return float(logits_bytes(job, layout, codes))
 
 
+HEAD_INPUT = 4096 * MODEL.hidden_size * 2
+
+
 @pytest.mark.parametrize("loss", sorted(LOSS_BYTES_PER_LOGIT))
-def test_each_loss_holds_its_bytes_per_logit(loss):
+def test_each_loss_holds_its_bytes_per_logit_beside_the_heads_saved_input(loss):
     job = _job("fsdp", (("loss", loss),), seq_len=4096)
-    assert _logits(job) == 4096 * MODEL.vocab_size * LOSS_BYTES_PER_LOGIT[loss]
+    assert _logits(job) == 4096 * MODEL.vocab_size * LOSS_BYTES_PER_LOGIT[loss] + HEAD_INPUT
 
 
 def test_a_gathered_output_head_keeps_every_logit_on_every_rank():
     parallel = _logits(_job("megatron", seq_len=4096), tp=8)
     gathered = _logits(_job("megatron", (("loss_parallel", False),), seq_len=4096), tp=8)
-    assert gathered == 8 * parallel
+    assert gathered - HEAD_INPUT / 8 == pytest.approx(8 * (parallel - HEAD_INPUT / 8))
+
+
+def test_pytorch_loss_parallel_holds_four_fp32_logit_tensors_in_its_backward():
+    """``_nll_loss_and_log_softmax_backward``: the saved log-softmax, ``zeros_like``, ``exp`` and
+    their sum; DTensor's head keeps its gathered input on every rank, Megatron the shard."""
+    local_logits = 4096 * MODEL.vocab_size / 8
+    dtensor = _logits(_job("fsdp", seq_len=4096), tp=8)
+    assert dtensor == pytest.approx(local_logits * 16 + HEAD_INPUT)
+    megatron_style = _job("fsdp", (("tensor_parallel", "megatron"),), seq_len=4096)
+    assert _logits(megatron_style, tp=8) == pytest.approx(local_logits * 12 + HEAD_INPUT / 8)
 
 
 def test_torchtitan_compiles_the_loss_from_pr_1033_on():
@@ -385,3 +405,72 @@ def test_a_compiled_loss_saves_the_fp32_log_softmax_and_returns_a_bf16_gradient(
     )
     assert saved + returned == LOSS_BYTES_PER_LOGIT["compiled"]
     assert pred.grad is not None and pred.grad.dtype == torch.bfloat16
+
+
+# --- DTensor tensor parallelism and the optimizer step ----------------------------------------
+
+
+def _layer_bytes(job: TrainingJob, tp: int = 8, recompute: str = "none") -> float:
+    from gpuplan.estimate.frameworks import job_profiles
+    from gpuplan.estimate.memory import activation_bytes_per_token_per_layer
+
+    layout = Strategy(dp=1, tp=tp, zero=0, recompute=recompute).layout(job)
+    codes = resolve_framework_codes(job.framework, layout.tp, layout.pp, layout.zero)
+    profiles = job_profiles(job)
+    return float(
+        activation_bytes_per_token_per_layer(MODEL, layout, codes, 4096, profiles=profiles)
+    )
+
+
+def test_dtensor_tp_keeps_the_gathered_inputs_of_attention_and_mlp():
+    """torchtitan's ``PrepareModuleInput(desired_input_layouts=Replicate())`` gathers the
+    sequence shard before wq/wk/wv and w1/w3, which save the gathered copy: two full 2 h inputs
+    per token instead of their eighth."""
+    dtensor = _layer_bytes(_job("fsdp"))
+    sharded = _layer_bytes(_job("fsdp", (("tensor_parallel", "megatron"),)))
+    assert dtensor - sharded == pytest.approx(2 * 2 * MODEL.hidden_size * (1 - 1 / 8))
+    assert _layer_bytes(_job("fsdp"), tp=1) == _layer_bytes(
+        _job("fsdp", (("tensor_parallel", "megatron"),)), tp=1
+    )
+
+
+def _step_memory(framework: str, parts: tuple = ()) -> dict:
+    scenario = parse_scenario(
+        {
+            "model": "llama-3.2-1b",
+            "method": "full",
+            "precision": "bf16-pure",
+            "framework": {"base": framework, **dict(parts)},
+            "seq_len": 128,
+            "micro_batch": 1,
+            "global_batch": 2,
+            "hardware": {"gpu": "a10g-24gb", "count": 1},
+            "strategy": {"zero": 0, "recompute": "full"},
+        }
+    )
+    return estimate(scenario)["memory"]
+
+
+def test_foreach_adamw_step_allocates_one_state_sized_temporary_and_can_be_the_peak():
+    """``_multi_tensor_adamw``: ``torch._foreach_sqrt(device_exp_avg_sqs)`` over the whole shard;
+    with short sequences and full recompute the step outgrows the backward's end."""
+    foreach = _step_memory("hf")
+    fused = _step_memory("hf", (("optimizer_step_temporaries", 0),))
+    shard_bf16 = load_model("llama-3.2-1b").total_params * 2
+    assert foreach["parts"]["activations"] == 0.0
+    assert foreach["parts"]["optimizer"] == pytest.approx(3 * shard_bf16, rel=1e-6)
+    assert foreach["allocated_bytes"] > fused["allocated_bytes"]
+    assert foreach["allocated_bytes"] == pytest.approx(
+        sum(foreach["parts"][name] for name in PART_KEYS_OF_ALLOCATED), rel=1e-9
+    )
+
+
+PART_KEYS_OF_ALLOCATED = ("weights", "gradients", "optimizer", "activations", "logits", "buffers")
+
+
+def test_fused_stacks_allocate_no_step_temporaries():
+    for name in ("megatron", "deepspeed", "megatron-deepspeed"):
+        assert parameter_bytes(_job(name), resolve_profile(name, _job(name))).step_temporaries == 0
+    assert (
+        parameter_bytes(_job("fsdp"), resolve_profile("fsdp", _job("fsdp"))).step_temporaries == 4
+    )

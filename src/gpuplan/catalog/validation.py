@@ -92,6 +92,14 @@ class ValidationRow:
         model_parallel = (self.tp or 1) * (self.pp or 1) * (self.cp or 1)
         return self.micro_batch * max(1, self.num_gpus // model_parallel)
 
+    def _framework(self) -> str | dict[str, Any] | None:
+        """The row's framework preset, with the parts its stack sets differently: torchtune's
+        recipe configs build ``torch.optim.AdamW`` with ``fused: True`` (``recipes/configs``
+        at ``1814feb17``, e.g. ``llama3_2/3B_full.yaml``), whose step allocates no temporaries."""
+        if self.framework and "torchtune" in (self.framework_detail or "").lower():
+            return {"base": self.framework, "optimizer_step_temporaries": 0}
+        return self.framework
+
     def scenario(self) -> dict[str, Any]:
         """The row as a scenario mapping (the README's "Scenarios"); unstated parts are left out."""
         model: str | dict[str, Any]
@@ -117,7 +125,7 @@ class ValidationRow:
         for key, value in (
             ("precision", self.precision),
             ("optimizer", optimizer),
-            ("framework", self.framework),
+            ("framework", self._framework()),
             ("seq_len", self.seq_len),
             ("global_batch", self.global_batch or self.one_micro_batch_per_step()),
             ("micro_batch", self.micro_batch),

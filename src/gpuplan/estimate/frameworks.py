@@ -64,6 +64,13 @@ Sources, by part (the code that allocates each, at the commit read):
   size of all gradients (``gradient_as_bucket_view=False``, the default).
 - torchtitan ``bbb1b616`` (PR #1033, 2025-04-02): ``build_cross_entropy_loss`` compiles the
   loss when ``training.compile`` is on.
+- torchtitan ``9dec370`` ``parallelisms/parallelize_llama.py`` ``apply_tp``: DTensor tensor
+  parallelism gathers the sequence shard before the column-parallel linears, which save the
+  gathered copy (``KernelsPart.tensor_parallel``); PyTorch ``1963fc8``
+  ``torch/distributed/tensor/parallel/loss.py``: ``loss_parallel``'s fused backward
+  (:data:`DTENSOR_LOSS_PARALLEL_BYTES_PER_LOGIT`).
+- PyTorch 2.4-2.6 ``torch/optim/adamw.py`` ``_multi_tensor_adamw``: the default ``foreach``
+  step's state-sized temporary (``OptimizerPart.step_temporaries``).
 
 The per-framework activation choices, per element of the tensor (bytes):
 
@@ -201,9 +208,19 @@ class OptimizerPart:
     DeepSpeed), or ``fp32`` / ``bf16`` explicitly (Megatron-Core's precision-aware optimizer,
     ``--exp-avg-dtype``). The states per parameter follow the scenario's ``optimizer``
     (``memory.optimizer_state_bytes_per_param``); ZeRO-1 and above shard them, expert states
-    over the expert data-parallel ranks (``memory.model_state_bytes``)."""
+    over the expert data-parallel ranks (``memory.model_state_bytes``).
+
+    ``step_temporaries``: state-sized tensors AdamW's step allocates beside the states, alive
+    at the step's peak: 1 for ``torch.optim.AdamW``'s default ``foreach`` implementation on CUDA
+    (PyTorch 2.4-2.6 ``torch/optim/adamw.py`` ``_multi_tensor_adamw``:
+    ``exp_avg_sq_sqrt = torch._foreach_sqrt(device_exp_avg_sqs)`` over every parameter of the
+    rank at once; torchtitan ``9dec370`` ``optimizer.py`` passes ``foreach=not fused`` with
+    ``optimizer.fused`` off by default; litgpt and the Hugging Face Trainer's ``adamw_torch``
+    take the default), 0 for the fused multi-tensor kernels of Megatron-LM and DeepSpeed
+    (Apex / Transformer Engine ``FusedAdam``, DeepSpeed ``FusedAdam``), which update in place."""
 
     states: str = "param"
+    step_temporaries: int = 0
 
 
 LOSS_BYTES_PER_LOGIT: dict[str, float] = {
@@ -229,6 +246,16 @@ LOSS_BYTES_PER_LOGIT: dict[str, float] = {
   ``functorch.compile.min_cut_rematerialization_partition``: forward saves one fp32 tensor of
   the logits' shape, backward returns bf16).
 """
+DTENSOR_LOSS_PARALLEL_BYTES_PER_LOGIT = 16.0
+"""Bytes per local logit of the eager ``fp32`` loss under PyTorch's ``loss_parallel`` (DTensor
+tensor parallelism over vocab-sharded logits; torchtitan ``9dec370`` enters it in
+``utils.get_train_context``). Its backward, ``_nll_loss_and_log_softmax_backward`` in
+``torch/distributed/tensor/parallel/loss.py`` (PyTorch 2.6, ``1963fc8``), fuses the NLL and
+log-softmax backward as ``(grad_input + torch.exp(x)) * grad_output`` over
+``grad_input = torch.zeros_like(x)``: the saved fp32 log-softmax ``x``, ``grad_input``,
+``exp(x)`` and their sum are alive at once, 4 x 4 bytes (its forward, ``_log_softmax``, peaks at
+14: the bf16 logits, their fp32 copy, ``shifted`` and ``exp(shifted)``). ATen's unfused path
+holds 12 (:data:`LOSS_BYTES_PER_LOGIT`)."""
 
 
 @dataclass(frozen=True)
@@ -241,7 +268,14 @@ class KernelsPart:
     to every query head before the kernel; ``loss`` (:data:`LOSS_BYTES_PER_LOGIT`);
     ``loss_parallel`` whether the logits stay split over tensor parallel (Megatron's
     vocab-parallel loss, torchtitan's ``loss_parallel``) or the output head is gathered to every
-    rank (DTensor TP with ``use_local_output``); ``fused`` whether the memory-bound ops run
+    rank (DTensor TP with ``use_local_output``); ``tensor_parallel`` how tensor parallelism keeps
+    a column-parallel linear's sequence-sharded input: ``megatron`` saves the shard and
+    all-gathers it again in backward (``megatron/core/tensor_parallel/layers.py``
+    ``LinearWithGradAccumulationAndAsyncCommunication``: ``ctx.save_for_backward(input,
+    weight)`` before the gather), ``dtensor`` all-gathers it before the linear, which saves the
+    gathered copy (torchtitan ``9dec370`` ``parallelisms/parallelize_llama.py`` ``apply_tp``:
+    ``PrepareModuleInput(desired_input_layouts=Replicate())`` for the attention and the MLP,
+    ``ColwiseParallel(input_layouts=Shard(1))`` for the output head); ``fused`` whether the memory-bound ops run
     fused (``traffic.py``); ``softmax_bytes_per_score`` what the softmax keeps without flash
     attention, ``fuses_qkv_projection`` and ``rotates_by_concatenation`` litgpt's fused Q/K/V
     layer and its ``torch.cat`` rotation, ``runs_transformers_modeling`` whether the stack runs
@@ -253,6 +287,7 @@ class KernelsPart:
     repeat_kv: bool = True
     loss: str = "fp32"
     loss_parallel: bool = True
+    tensor_parallel: str = "dtensor"
     fused: bool = False
     softmax_bytes_per_score: float = 4.0
     fuses_qkv_projection: bool = False
@@ -359,6 +394,24 @@ class FrameworkProfile:
         return self.kernels.loss_parallel
 
     @property
+    def tensor_parallel_logit_bytes_per_element(self) -> float:
+        """Bytes per local logit when the logits are split over ``tp > 1`` ranks: PyTorch's
+        ``loss_parallel`` for the eager fp32 loss under DTensor
+        (:data:`DTENSOR_LOSS_PARALLEL_BYTES_PER_LOGIT`), else as with one rank."""
+        kernels = self.kernels
+        if (
+            kernels.tensor_parallel == "dtensor"
+            and kernels.loss_parallel
+            and kernels.loss == "fp32"
+        ):
+            return DTENSOR_LOSS_PARALLEL_BYTES_PER_LOGIT
+        return self.logit_bytes_per_element
+
+    @property
+    def saves_gathered_inputs(self) -> bool:
+        return self.kernels.tensor_parallel == "dtensor"
+
+    @property
     def softmax_bytes_per_score(self) -> float:
         return self.kernels.softmax_bytes_per_score
 
@@ -407,6 +460,7 @@ PRESETS: dict[str, FrameworkProfile] = {
             attention="cudnn",
             repeat_kv=False,
             loss="vocab-parallel",
+            tensor_parallel="megatron",
             fused=True,
             softmax_bytes_per_score=2.0,
         ),
@@ -420,7 +474,7 @@ PRESETS: dict[str, FrameworkProfile] = {
         name="fsdp",
         weights=WeightsPart(residency="gathered"),
         gradients=GradientsPart(dtype="param", persistent=False, accumulation="unsharded"),
-        optimizer=OptimizerPart(),
+        optimizer=OptimizerPart(step_temporaries=1),
         kernels=_EAGER,
         buffers=BuffersPart(),
         offload=OffloadPart(),
@@ -442,7 +496,7 @@ PRESETS: dict[str, FrameworkProfile] = {
         name="hf",
         weights=WeightsPart(param_dtype="fp32", master_weights="none"),
         gradients=GradientsPart(dtype="param", reduce_dtype="param", persistent=False),
-        optimizer=OptimizerPart(),
+        optimizer=OptimizerPart(step_temporaries=1),
         kernels=replace(
             _EAGER, norm="eager-fp32", fuses_qkv_projection=True, rotates_by_concatenation=True
         ),
@@ -455,7 +509,12 @@ PRESETS: dict[str, FrameworkProfile] = {
         weights=WeightsPart(),
         gradients=GradientsPart(sharding="none", compute_copy=True),
         optimizer=OptimizerPart(),
-        kernels=KernelsPart(norm="fused", loss="vocab-parallel", softmax_bytes_per_score=2.0),
+        kernels=KernelsPart(
+            norm="fused",
+            loss="vocab-parallel",
+            tensor_parallel="megatron",
+            softmax_bytes_per_score=2.0,
+        ),
         buffers=BuffersPart(),
         offload=OffloadPart(staging_copy=True),
         fragmentation=0.08,
@@ -464,7 +523,7 @@ PRESETS: dict[str, FrameworkProfile] = {
         name="torchtitan",
         weights=WeightsPart(residency="gathered"),
         gradients=GradientsPart(dtype="param", persistent=False),
-        optimizer=OptimizerPart(),
+        optimizer=OptimizerPart(step_temporaries=1),
         kernels=_EAGER,
         buffers=BuffersPart(),
         offload=OffloadPart(),
@@ -553,12 +612,14 @@ PART_KEYS: dict[str, tuple[str, str, tuple[Any, ...] | type]] = {
     "compute_gradients": ("gradients", "compute_copy", bool),
     "gradient_accumulation": ("gradients", "accumulation", ("sharded", "unsharded")),
     "optimizer_states": ("optimizer", "states", ("param", "fp32", "bf16")),
+    "optimizer_step_temporaries": ("optimizer", "step_temporaries", int),
     "norm": ("kernels", "norm", ("fused", "eager", "eager-fp32")),
     "swiglu": ("kernels", "swiglu", ("fused", "eager")),
     "attention": ("kernels", "attention", ("flash2", "cudnn", "eager")),
     "repeat_kv": ("kernels", "repeat_kv", bool),
     "loss": ("kernels", "loss", tuple(LOSS_BYTES_PER_LOGIT)),
     "loss_parallel": ("kernels", "loss_parallel", bool),
+    "tensor_parallel": ("kernels", "tensor_parallel", ("megatron", "dtensor")),
     "fused_kernels": ("kernels", "fused", bool),
     "gradient_buckets": ("buffers", "gradient_buckets", ("none", "ddp", "ipg")),
     "bucket_elements": ("buffers", "bucket_elements", float),
@@ -619,8 +680,9 @@ def check_part_value(key: str, value: Any) -> Any:
             raise FrameworkError(f"{where}: expected true or false, got {shown(value)}")
         return value
     if accepted is int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise FrameworkError(f"{where}: expected a whole number >= 1, got {shown(value)}")
+        least = 0 if key == "optimizer_step_temporaries" else 1
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise FrameworkError(f"{where}: expected a whole number >= {least}, got {shown(value)}")
         return value
     if accepted is float:
         if isinstance(value, str) and value.strip().lower() == "hidden^2":

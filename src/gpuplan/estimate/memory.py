@@ -14,6 +14,10 @@ flight) or the last (output head, logits and loss), whichever holds more. Parts,
 - ``buffers``: framework buffers inside the allocator (FSDP/ZeRO-3 gathered layers, DeepSpeed
   and DDP gradient buckets, QLoRA's dequantized weight).
 - ``fragmentation``: caching-allocator overhead, ``reserved - allocated``.
+
+The peak is the largest of three moments: the forward's end (activations and logits), the
+backward's end where gradients are freed between steps (:func:`gradients_are_transient`), and
+the optimizer step (:func:`optimizer_step_bytes`: the states and the step's temporaries).
 - ``context``: the CUDA context and NCCL communicator buffers, outside the allocator.
 
 ``allocated_bytes`` is the sum of the first six (``torch.cuda.max_memory_allocated``),
@@ -61,7 +65,7 @@ DEFAULT_SAFETY_MARGIN = 0.10
 """``fits`` requires ``peak_bytes <= capacity * (1 - margin)``, and the plan search keeps the same
 headroom: the driver and ECC reserve a few hundred MiB (an 80 GiB H100 shows 81,559 MiB in
 nvidia-smi), allocation spikes vary from run to run, and the model's median error against
-published peaks is about 7 %, with QLoRA about 17 % under (docs/accuracy.md)."""
+published peaks is about 3.4 %, its worst full or LoRA row 14 % under (docs/accuracy.md)."""
 
 PARTS = (
     "weights",
@@ -168,7 +172,8 @@ class ParameterBytes:
     fp8 copy of them, the master copy,
     the optimizer states, the gradients the optimizer reads, the bf16 gradients kept beside an
     fp32 buffer, the unsharded accumulation of FSDP's skipped reduce-scatters, the gradient
-    reduction, whether ZeRO-2 shards the gradients, and one element in the parameter dtype."""
+    reduction, whether ZeRO-2 shards the gradients, one element in the parameter dtype, and the
+    temporaries the optimizer's step allocates (``frameworks.OptimizerPart``)."""
 
     weights: float
     fp8_copy: float
@@ -180,6 +185,7 @@ class ParameterBytes:
     reduce: float
     gradients_shard: bool
     param_element: float
+    step_temporaries: float = 0.0
 
     @property
     def persistent(self) -> float:
@@ -201,6 +207,8 @@ def parameter_bytes(job: TrainingJob, profile: FrameworkProfile) -> ParameterByt
         0.0 if weights_part.master_weights == "none" else DTYPE_BYTES[weights_part.master_weights]
     )
     reduce = profile.gradient_reduce_bytes
+    state_element = DTYPE_BYTES[profile.resolved_dtype(profile.optimizer.states)]
+    temporaries = profile.optimizer.step_temporaries * state_element
     return ParameterBytes(
         weights=weights,
         fp8_copy=fp8_copy,
@@ -212,6 +220,7 @@ def parameter_bytes(job: TrainingJob, profile: FrameworkProfile) -> ParameterByt
         reduce=reduce,
         gradients_shard=gradients_part.sharding == "stage",
         param_element=param,
+        step_temporaries=temporaries if job.optimizer == "adamw" else 0.0,
     )
 
 
@@ -406,8 +415,10 @@ def model_state_bytes(
     framework_codes: npt.NDArray[np.int64],
     last_stage: bool,
     profiles: Sequence[FrameworkProfile] | None = None,
+    accumulating: bool = True,
 ) -> dict[str, FloatArray]:
-    """Weights, gradients and optimizer bytes on one rank of the first or last stage.
+    """Weights, gradients and optimizer bytes on one rank of the first or last stage
+    (``accumulating=False``: at the optimizer step, after FSDP reduced what it accumulated).
 
     Trained parameters take their profile's bytes (:func:`parameter_bytes`). ZeRO divides dense
     parameters over ``dp * cp`` and routed experts over :func:`expert_data_parallel`: stage 1 the
@@ -415,9 +426,12 @@ def model_state_bytes(
     DeepSpeed's ``BF16_Optimizer``), stage 3 also weights. Frozen weights (LoRA, QLoRA, freeze)
     are bf16, or NF4 for QLoRA's linear layers. Offload moves master and optimizer states (and
     with ``optimizer+params`` the sharded weights) to host memory (:func:`host_memory`). Under
-    FSDP with gradient accumulation the rank also holds the unsharded gradients it accumulates
-    (``frameworks.GradientsPart``), and ``BF16_Optimizer`` the bf16 gradients beside its fp32
-    buffer.
+    FSDP with gradient accumulation the rank holds the unsharded gradients it accumulates
+    (``frameworks.GradientsPart``) instead of the sharded ones: the sharded gradients appear
+    unit by unit as the last micro-batch's backward reduce-scatters and frees the unsharded
+    ones (FSDP1 ``_runtime_utils._post_backward_hook``, FSDP2 ``foreach_reduce``), and the
+    optimizer's ``zero_grad`` frees them before the next step; ``BF16_Optimizer`` holds the
+    bf16 gradients beside its fp32 buffer.
     """
     profiles = profiles or job_profiles(job)
     stage = stage_parameters(job.model, layout, last_stage)
@@ -466,8 +480,10 @@ def model_state_bytes(
     )
     gradients = gradients + split.trained * values("compute_gradients")
     accumulation = values("accumulation")
-    accumulates_unsharded = (zero == 3) & (layout.micro_batches > 1) & (accumulation > 0)
-    gradients = gradients + np.where(accumulates_unsharded, split.trained * accumulation, 0.0)
+    accumulates_unsharded = (
+        accumulating & (zero == 3) & (layout.micro_batches > 1) & (accumulation > 0)
+    )
+    gradients = np.where(accumulates_unsharded, split.trained * accumulation, gradients)
 
     optimizer_bytes = values("master") + values("states")
     optimizer = sharded(
@@ -475,6 +491,37 @@ def model_state_bytes(
     )
     optimizer = np.where(layout.offload >= 1, 0.0, optimizer)
     return {"weights": weights, "gradients": gradients, "optimizer": optimizer}
+
+
+def optimizer_step_bytes(
+    job: TrainingJob,
+    layout: Layout,
+    framework_codes: npt.NDArray[np.int64],
+    profiles: Sequence[FrameworkProfile],
+) -> dict[str, FloatArray]:
+    """Model states of the more loaded pipeline stage at the optimizer step: weights, the
+    gradients as the step reads them (FSDP's accumulation already reduce-scattered), and the
+    optimizer states plus the temporaries the step allocates (``frameworks.OptimizerPart``
+    ``step_temporaries``), sharded like the states; none on the GPU when offloaded."""
+    table = _parameter_table(job, tuple(profiles))
+    temporaries_per_param = np.asarray(table["step_temporaries"][framework_codes], dtype=float)
+    ranks = np.where(layout.zero >= 1, (layout.dp * layout.cp).astype(float), 1.0)
+    expert_ranks = np.where(layout.zero >= 1, expert_data_parallel(layout), 1.0)
+    best: dict[str, FloatArray] = {}
+    for last_stage in (False, True):
+        states = model_state_bytes(
+            job, layout, framework_codes, last_stage, profiles, accumulating=False
+        )
+        split = trained_split(job, layout, stage_parameters(job.model, layout, last_stage))
+        trained = split.trained_dense / ranks + split.trained_experts / expert_ranks
+        temporaries = np.where(layout.offload >= 1, 0.0, trained * temporaries_per_param)
+        states["optimizer"] = np.asarray(states["optimizer"] + temporaries, dtype=float)
+        if not best:
+            best = states
+            continue
+        larger = sum(states.values()) > sum(best.values())
+        best = {name: np.where(larger, states[name], best[name]) for name in best}
+    return best
 
 
 # --- activations ------------------------------------------------------------------------------
@@ -536,7 +583,10 @@ class ActivationKernels:
     - ``moe_combine_copies``: expert outputs kept per routed token by the combine (1: the
       permute/unpermute of Megatron-Core; 2: transformers' expert loop, whose ``index_add_``
       keeps the weighted output beside the unweighted one its multiply keeps);
-    - ``every_other_matmul``: torchtitan's per-op selective recompute policy.
+    - ``every_other_matmul``: torchtitan's per-op selective recompute policy;
+    - ``saves_gathered_inputs``: DTensor tensor parallelism, whose column-parallel linears save
+      the all-gathered input rather than its sequence shard (``frameworks.KernelsPart``
+      ``tensor_parallel``).
     """
 
     norm_input_bytes: FloatArray
@@ -549,6 +599,7 @@ class ActivationKernels:
     composite_gelu: npt.NDArray[np.bool_]
     moe_combine_copies: FloatArray
     every_other_matmul: npt.NDArray[np.bool_]
+    saves_gathered_inputs: npt.NDArray[np.bool_] | None = None
 
 
 def activation_kernels(
@@ -587,6 +638,8 @@ def activation_kernels(
         composite_gelu=np.asarray(composite_gelu, dtype=bool),
         moe_combine_copies=np.where(transformers, 2.0, 1.0),
         every_other_matmul=profile_values(framework_codes, "selective_every_other_matmul", profiles)
+        > 0,
+        saves_gathered_inputs=profile_values(framework_codes, "saves_gathered_inputs", profiles)
         > 0,
     )
 
@@ -643,7 +696,9 @@ def activation_terms(
       (litgpt ``LoRAQKVLinear``).
 
     Tensor parallelism divides everything but the norms, the projections' inputs and the
-    residual masks, which sequence parallelism divides too. Korthikanti's GPT case (LayerNorm,
+    residual masks, which sequence parallelism divides too (the projections' inputs only where
+    the stack saves the shard: DTensor keeps the gathered input, ``saves_gathered_inputs``).
+    Korthikanti's GPT case (LayerNorm,
     GeLU, dropout, eager attention, Megatron) gives ``34 h + 5 a s`` bytes per token plus the
     norms' statistics, their eq. 1; with TP ``10 h + (24 h + 5 a s)/t`` (eq. 2), with sequence
     parallelism ``(34 h + 5 a s)/t`` (eq. 3). Selective recompute drops the ``a s`` terms (eq. 4)
@@ -775,9 +830,14 @@ def activation_terms(
         attention = np.where(kernels.fused_qkv, min(attention_targets, 1), attention_targets) * h
         terms["lora"] = (BF16 + 1.0) * (others + attention) / tp + zeros
 
-    replicated = ("norm", "attention_input", "mlp_input", "dropout")
-    for name in replicated:
-        terms[name] = np.where(sp, terms[name] / tp, terms[name])
+    gathered = (
+        kernels.saves_gathered_inputs
+        if kernels.saves_gathered_inputs is not None
+        else np.zeros_like(sp)
+    )
+    for name in ("norm", "attention_input", "mlp_input", "dropout"):
+        shards = sp & ~gathered if name in ("attention_input", "mlp_input") else sp
+        terms[name] = np.where(shards, terms[name] / tp, terms[name])
 
     if np.any(selective & kernels.every_other_matmul):
         width = (
@@ -888,19 +948,32 @@ def logits_bytes(
     framework_codes: npt.NDArray[np.int64],
     profiles: Sequence[FrameworkProfile] | None = None,
 ) -> FloatArray:
-    """Output logits and the loss for one micro-batch on the last stage: ``s b V / cp`` logits,
-    divided by ``tp`` where the loss stays vocab-parallel (``frameworks.KernelsPart``
-    ``loss_parallel``), times the bytes per logit the stack's loss holds
-    (``frameworks.LOSS_BYTES_PER_LOGIT``: fp32 12, vocab-parallel 6, fused or chunked 4, compiled
-    6)."""
+    """Output logits and the loss for one micro-batch on the last stage, and the output head's
+    input: ``s b V / cp`` logits, divided by ``tp`` where the loss stays vocab-parallel
+    (``frameworks.KernelsPart`` ``loss_parallel``), times the bytes per logit the stack's loss
+    holds (``frameworks.LOSS_BYTES_PER_LOGIT``: fp32 12, vocab-parallel 6, fused or chunked 4,
+    compiled 6; PyTorch's ``loss_parallel`` over ``tp > 1`` ranks 16,
+    ``frameworks.DTENSOR_LOSS_PARALLEL_BYTES_PER_LOGIT``); plus the final norm's bf16 output
+    that the head's matmul saves for its weight gradient, ``2 h`` per token, divided by ``tp``
+    under sequence parallelism only where the stack saves the sequence shard (``megatron``
+    tensor parallelism; DTensor's ``ColwiseParallel`` head saves the gathered copy). A frozen
+    head (LoRA, QLoRA) keeps no input, except a 4-bit head under bitsandbytes 0.42
+    (:func:`quantizes_head`, whose ``MatMul4Bit`` keeps it)."""
     profiles = profiles or job_profiles(job)
     tokens = job.seq_len * layout.micro_batch / layout.cp
-    split = np.where(
-        profile_values(framework_codes, "loss_is_parallel", profiles) > 0, layout.tp, 1
+    parallel = (profile_values(framework_codes, "loss_is_parallel", profiles) > 0) & (layout.tp > 1)
+    elements = tokens * job.model.vocab_size / np.where(parallel, layout.tp, 1)
+    per_element = np.where(
+        parallel,
+        profile_values(framework_codes, "tensor_parallel_logit_bytes_per_element", profiles),
+        profile_values(framework_codes, "logit_bytes_per_element", profiles),
     )
-    elements = tokens * job.model.vocab_size / split
-    per_element = profile_values(framework_codes, "logit_bytes_per_element", profiles)
-    return np.asarray(elements * per_element, dtype=float)
+    gathered = profile_values(framework_codes, "saves_gathered_inputs", profiles) > 0
+    sharded_input = layout.sequence_parallel & ~gathered
+    head_input = tokens * job.model.hidden_size * BF16 / np.where(sharded_input, layout.tp, 1)
+    if job.is_adapter and not quantizes_head(job):
+        head_input = 0.0 * head_input
+    return np.asarray(elements * per_element + head_input, dtype=float)
 
 
 # --- the whole rank ------------------------------------------------------------------------------
@@ -990,6 +1063,12 @@ def estimate_memory(
         parts[name]
         for name in ("weights", "gradients", "optimizer", "activations", "logits", "buffers")
     )
+    step = optimizer_step_bytes(job, layout, codes, profiles)
+    step["buffers"] = np.where(layout.zero == 3, 0.0, buffers)
+    step_is_peak = sum(step.values()) > allocated
+    for name in PARTS[:6]:
+        parts[name] = np.where(step_is_peak, step.get(name, 0.0), parts[name])
+    allocated = np.maximum(allocated, sum(step.values()))
     parts["fragmentation"] = allocated * profile_values(codes, "fragmentation", profiles)
     parts["context"] = CUDA_CONTEXT_BYTES + NCCL_BYTES_PER_COMMUNICATOR * communicator_count(layout)
     reserved = allocated + parts["fragmentation"]
@@ -1030,8 +1109,22 @@ def gradients_are_transient(
 
 
 FSDP_GATHERED_UNITS = 2
-"""Units a ZeRO-3 / FSDP rank holds gathered at once: the one computing and the one prefetched
-(FSDP2 prefetches one module ahead; DeepSpeed ZeRO-3 ``prefetch_bucket_size``)."""
+"""Layer units a ZeRO-3 / FSDP rank holds gathered at once: the one computing and the one
+prefetched (FSDP2 prefetches one module ahead; DeepSpeed ZeRO-3 ``prefetch_bucket_size``)."""
+
+
+def fsdp_root_parameters(model: ModelSpec, layout: Layout) -> FloatArray:
+    """Parameters of the root FSDP unit on one rank, gathered from its forward to the end of the
+    backward: what no wrapped layer holds, the embedding and the output head (one matrix when
+    tied, or on one pipeline stage), divided by ``tp``. Both FSDP generations leave the root
+    unsharded after its forward: FSDP1 ``torch/distributed/fsdp/_runtime_utils.py``
+    ``_post_forward_reshard`` ("Do not free the root's parameters in the post-forward for
+    FULL_SHARD", ``free_unsharded_flat_param = not state._is_root and ...``), FSDP2
+    ``_fully_shard/_fsdp_state.py`` ``_lazy_init`` ("For the root, do not reshard after forward":
+    ``post_forward_mesh_info = None``); litgpt, the fsdp_qlora script and torchtitan wrap each
+    block and leave embedding and head to the root."""
+    matrices = np.where((layout.pp == 1) & (not model.tie_word_embeddings), 2.0, 1.0)
+    return np.asarray(matrices * model.vocab_size * model.hidden_size / layout.tp, dtype=float)
 
 
 def framework_buffer_bytes(
@@ -1042,12 +1135,13 @@ def framework_buffer_bytes(
 ) -> FloatArray:
     """Buffers the stack allocates beside the model states.
 
-    - ZeRO-3 / FSDP: :data:`FSDP_GATHERED_UNITS` units gathered in the parameter dtype, plus
-      one unit's unsharded gradient in the parameter dtype and its copy into the
-      ``reduce_dtype`` reduce-scatter input, which coexist until the copy-in ends (FSDP2
-      ``foreach_reduce``: "only after the copy-in finishes can we free the gradients"); a unit
-      is the largest layer or the embedding/head when larger (torchtitan wraps them
-      separately). LoRA gathers the frozen bf16 weights only.
+    - ZeRO-3 / FSDP: the root unit (:func:`fsdp_root_parameters`) and
+      :data:`FSDP_GATHERED_UNITS` layer units gathered in the parameter dtype, plus one unit's
+      unsharded gradient in the parameter dtype and its copy into the ``reduce_dtype``
+      reduce-scatter input, which coexist until the copy-in ends (FSDP2 ``foreach_reduce``:
+      "only after the copy-in finishes can we free the gradients"); that unit is the largest
+      layer or the output head when larger. LoRA gathers the frozen bf16 weights only, QLoRA's
+      layers their NF4 storage (FSDP gathers the packed 4-bit data, ``quant_storage``).
     - Gradient buckets (``frameworks.BuffersPart``): DeepSpeed ZeRO-1/2's ``bucket_count``
       buckets of ``bucket_elements`` elements (``hidden^2`` is ``hidden_size**2``) in the
       gradient dtype; DDP (dp > 1 without ZeRO) a flattened copy of all the rank's gradients.
@@ -1061,14 +1155,19 @@ def framework_buffer_bytes(
     model = job.model
     stage = stage_parameters(model, layout, False)
     split = trained_split(job, layout, stage)
-    gathered_unit = np.maximum(stage.largest_layer, stage.head_or_embedding)
+    root = fsdp_root_parameters(model, layout)
     if job.is_adapter:
-        per_unit = np.full_like(gathered_unit, FSDP_GATHERED_UNITS * BF16)
+        layer_element = (
+            nf4_bytes_per_param(job.lora.double_quant) if job.method == "qlora" else BF16
+        )
+        gathered = root * BF16 + FSDP_GATHERED_UNITS * stage.largest_layer * layer_element
     else:
         element = _per_layout(job, framework_codes, profiles, "param_element")
         reduce = _per_layout(job, framework_codes, profiles, "reduce")
-        per_unit = FSDP_GATHERED_UNITS * element + element + reduce
-    fsdp_buffers = np.where(layout.zero == 3, gathered_unit * per_unit, 0.0)
+        reduced_unit = np.maximum(stage.largest_layer, stage.head_or_embedding)
+        gathered = (root + FSDP_GATHERED_UNITS * stage.largest_layer) * element
+        gathered = gathered + reduced_unit * (element + reduce)
+    fsdp_buffers = np.where(layout.zero == 3, gathered, 0.0)
 
     def bucket_elements(profile: FrameworkProfile) -> float:
         elements = profile.buffers.bucket_elements
