@@ -535,12 +535,13 @@ PRESETS: dict[str, FrameworkProfile] = {
         name="internevo",
         weights=WeightsPart(),
         gradients=GradientsPart(),
-        optimizer=OptimizerPart(),
+        optimizer=OptimizerPart(step_temporaries=1),
         kernels=KernelsPart(
             norm="fused",
             attention="flash2",
             repeat_kv=False,
             loss="vocab-parallel",
+            tensor_parallel="megatron",
             fused=True,
             softmax_bytes_per_score=2.0,
         ),
@@ -559,7 +560,9 @@ RMSNorm and the vocab-parallel ``FlashCrossEntropyLoss``, SwiGLU as eager ``silu
 (``internlm/model/utils.py`` ``Silu``), and its hybrid ZeRO-1 (``hybrid_zero_optim.py``), which
 reduces gradients bucket by bucket under the backward but broadcasts every rank's updated
 parameters after the step and waits for all of them (``broadcast_params(overlap=False)``): the
-parameter synchronisation is never hidden. Allocator fragmentation as Megatron's (both run
+parameter synchronisation is never hidden. It steps PyTorch's default ``torch.optim.AdamW``
+(``train.py`` ``initialize_optimizer``: the ``foreach`` path and its state-sized temporary) and
+splits its linears Megatron's way (``mtp`` mode). Allocator fragmentation as Megatron's (both run
 PyTorch's caching allocator over contiguous buffers)."""
 
 FRAMEWORK_CODES = tuple(PRESETS)
