@@ -1,11 +1,13 @@
 """JSON in base units: one conversion for everything gpuplan prints or stores as JSON.
 
-Decimals become numbers, NumPy scalars and arrays become Python numbers and lists, tuples and
+Results (``gpuplan.results`` dataclasses) become mappings of their fields, Decimals become
+numbers, NumPy scalars and arrays become Python numbers and lists, tuples and
 sets become lists, and infinities and NaN become ``null`` so that any JSON parser reads the text.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from decimal import Decimal
@@ -16,6 +18,10 @@ def jsonable(value: Any) -> Any:
     """``value`` with every part replaced by its plain JSON counterpart (module docstring)."""
     if isinstance(value, Decimal):
         return float(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            field.name: jsonable(getattr(value, field.name)) for field in dataclasses.fields(value)
+        }
     if hasattr(value, "tolist") and not isinstance(value, str | bytes):
         return jsonable(value.tolist())
     if isinstance(value, float) and not math.isfinite(value):
