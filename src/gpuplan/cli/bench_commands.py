@@ -318,7 +318,7 @@ def history(
     if json_output:
         from gpuplan.cli.output import print_json
 
-        print_json([run.to_dict() for run in runs])
+        print_json(runs)
         return
     from rich.table import Table
 

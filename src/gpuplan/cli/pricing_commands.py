@@ -492,8 +492,8 @@ def quote_command(
     from decimal import Decimal
 
     from gpuplan.errors import InputError
-    from gpuplan.pricing.fees import Usage
     from gpuplan.jsonable import jsonable
+    from gpuplan.pricing.fees import Usage
     from gpuplan.pricing.quote import SpotAssumptions
     from gpuplan.services.pricing import quote
     from gpuplan.units import parse_bytes, parse_duration, parse_tokens

@@ -15,6 +15,8 @@ estimate``
 ``offers``      ``gpuplan offers --json``                 a list of :class:`~.pricing.OfferEntry`
 ``bench-run``   ``gpuplan bench --json``,                 :class:`~.bench.BenchRun`
                 ``gpuplan bench show --json``
+``bench-        ``gpuplan bench history --json``          a list of :class:`gpuplan.store.StoredRunSummary`
+history``
 ==============  ========================================  ======================================
 
 Field names carry their units (``step_seconds``, ``peak_bytes``, ``tokens_per_second``);
@@ -42,6 +44,7 @@ RESULT_TYPES: dict[str, tuple[str, str, bool]] = {
     "tco": ("gpuplan.results.pricing", "Tco", False),
     "offers": ("gpuplan.results.pricing", "OfferEntry", True),
     "bench-run": ("gpuplan.results.bench", "BenchRun", False),
+    "bench-history": ("gpuplan.store", "StoredRunSummary", True),
 }
 """Result name -> (module, type, whether the result is a list of that type)."""
 

@@ -9,23 +9,24 @@ from typing import Any
 @dataclass(frozen=True)
 class BenchFigure:
     """One measured figure in its ``unit`` against the spec and a measured reference, the
-    ratios, and the verdict (PASS, WARN, FAIL, SKIPPED, ERROR) with its threshold and reason."""
+        ratios, and the verdict (PASS, WARN, FAIL, SKIPPED, ERROR) with its threshold and reason; a
+    run stored without a part (an older version's) reads it as empty."""
 
     key: str
     label: str
     category: str
     unit: str
     measured: float | None
-    spec: float | None
-    spec_source: str
-    spec_ratio: float | None
-    reference: float | None
-    reference_source: str
-    reference_ratio: float | None
     verdict: str
-    threshold: str
-    reason: str
-    details: dict[str, Any]
+    spec: float | None = None
+    spec_source: str = ""
+    spec_ratio: float | None = None
+    reference: float | None = None
+    reference_source: str = ""
+    reference_ratio: float | None = None
+    threshold: str = ""
+    reason: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ class BenchRun:
     """A run: the machine and software it ran on (``provenance``), the catalog GPU it
     matched, each figure, the worst verdict, and the raw measurements; ``id`` once stored."""
 
-    method_version: int | str
+    method_version: int
     provenance: dict[str, Any]
     gpu_id: str | None
     figures: list[BenchFigure]
