@@ -1,6 +1,7 @@
 """JSON in base units: one conversion for everything gpuplan prints or stores as JSON.
 
-Results (``gpuplan.results`` dataclasses) become mappings of their fields, Decimals become
+Results (``gpuplan.results`` dataclasses) become mappings of their fields (less those
+``omitted_when_none`` while ``None``), Decimals become
 numbers, NumPy scalars and arrays become Python numbers and lists, tuples and
 sets become lists, and infinities and NaN become ``null`` so that any JSON parser reads the text.
 """
@@ -20,7 +21,9 @@ def jsonable(value: Any) -> Any:
         return float(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {
-            field.name: jsonable(getattr(value, field.name)) for field in dataclasses.fields(value)
+            field.name: jsonable(getattr(value, field.name))
+            for field in dataclasses.fields(value)
+            if not (field.metadata.get("omitted_when_none") and getattr(value, field.name) is None)
         }
     if hasattr(value, "tolist") and not isinstance(value, str | bytes):
         return jsonable(value.tolist())

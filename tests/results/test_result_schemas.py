@@ -47,6 +47,7 @@ COMMANDS: list[tuple[str, tuple[str, ...]]] = [
             "xingyu-rtx-4090-x1",
         ),
     ),
+    ("quote", ("quote", "--offer", "xingyu-rtx-4090-x1", "--duration", "2d", "--currency", "USD")),
     ("tco", ("tco", str(SEED_TCO))),
     ("offers", ("offers",)),
     ("offers", ("offers", "--gpu", "h100")),
@@ -143,16 +144,23 @@ def test_an_estimate_without_tokens_has_null_durations_and_validates() -> None:
     assert_valid("estimate", estimate)
 
 
-def test_a_result_keeps_every_key_the_computation_gave() -> None:
+def test_a_result_keeps_every_key_the_computation_gave_and_no_other() -> None:
     from gpuplan.api import estimate, plan_search
+    from gpuplan.pricing.currency import default_rates
+    from gpuplan.pricing.offers import OfferBook
+    from gpuplan.pricing.quote import quote
 
+    rates = default_rates()
+    offer = OfferBook.build().get("xingyu-rtx-4090-x1")
+    student = {"model": "llama-3.1-8b", "method": "qlora", "tokens": "1B"}
     for name, values in (
         ("estimate", estimate(EXAMPLE)),
         ("estimate", estimate(NO_TOKENS)),
-        ("plan", plan_search({"model": "llama-3.1-8b", "method": "qlora", "tokens": "1B"})),
+        ("plan", plan_search(student)),
+        ("quote", quote(offer, 86400.0, rates=rates).to_dict("USD", rates)),
+        ("quote", quote(offer, 86400.0, rates=rates).to_dict(None, rates)),
     ):
-        added = {"export": None} if name == "plan" else {}
-        assert jsonable(build(name, values)) == {**added, **jsonable(values)}
+        assert jsonable(build(name, values)) == jsonable(values)
 
 
 def test_results_are_frozen_and_their_fields_name_units() -> None:

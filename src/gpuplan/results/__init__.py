@@ -1,28 +1,22 @@
 """Typed results: what each use case (``gpuplan.services``) answers, as frozen dataclasses.
 
-==============  ========================================  ======================================
-name            printed by                                type
-==============  ========================================  ======================================
-``estimate``    ``gpuplan estimate --json``,              :class:`~.estimate.Estimate`
-                ``gpuplan.estimate``
-``memory``      ``gpuplan memory --json``                 :class:`~.estimate.MemoryResult`
-``memory-       ``gpuplan.services.estimate.memory``      :class:`~.estimate.MemoryEstimate`
-estimate``
-``plan``        ``gpuplan plan --json``                   :class:`~.plan.PlanSearch`
-``plans``       ``gpuplan.plan``                          a list of :class:`~.plan.PlanRow`
-``quote``       ``gpuplan quote --json``                  :class:`~.pricing.Quote`
-``tco``         ``gpuplan tco --json``                    :class:`~.pricing.Tco`
-``offers``      ``gpuplan offers --json``                 a list of :class:`~.pricing.OfferEntry`
-``bench-run``   ``gpuplan bench --json``,                 :class:`~.bench.BenchRun`
-                ``gpuplan bench show --json``
-``bench-        ``gpuplan bench history --json``          a list of :class:`gpuplan.store.StoredRunSummary`
-history``
-==============  ========================================  ======================================
+- ``estimate``: ``gpuplan estimate --json`` and ``gpuplan.estimate``, :class:`~.estimate.Estimate`
+- ``memory``: ``gpuplan memory --json``, :class:`~.estimate.MemoryResult`
+- ``memory-estimate``: ``gpuplan.services.estimate.memory``, :class:`~.estimate.MemoryEstimate`
+- ``plan``: ``gpuplan plan --json``, :class:`~.plan.PlanSearch`
+- ``plans``: ``gpuplan.plan``, a list of :class:`~.plan.PlanRow`
+- ``quote``: ``gpuplan quote --json``, :class:`~.pricing.Quote`
+- ``tco``: ``gpuplan tco --json``, :class:`~.pricing.Tco`
+- ``offers``: ``gpuplan offers --json``, a list of :class:`~.pricing.OfferEntry`
+- ``bench-run``: ``gpuplan bench --json`` and ``gpuplan bench show --json``,
+  :class:`~.bench.BenchRun`
+- ``bench-history``: ``gpuplan bench history --json``, a list of
+  :class:`gpuplan.store.StoredRunSummary`
 
 Field names carry their units (``step_seconds``, ``peak_bytes``, ``tokens_per_second``);
 quantities are base units (bytes, seconds, FLOP/s, tokens) and money is a number in units of
-the currency its result names (DESIGN.md's JSON contract). A value that does not apply is
-``None``. :func:`build` makes a result from the computation's values (checking every field's
+the currency its result names (the JSON contract in ``gpuplan``'s docstring). A value that
+does not apply is ``None``. :func:`build` makes a result from the computation's values (checking every field's
 type); :func:`gpuplan.jsonable.jsonable` is the one encoder that turns any result into JSON
 values. ``gpuplan.results.schema`` publishes the JSON Schema of each name.
 """

@@ -5,6 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+OMITTED_WHEN_NONE = {"omitted_when_none": True}
+"""Field metadata (``field(default=None, metadata=OMITTED_WHEN_NONE)``): the encoder
+(``gpuplan.jsonable``) leaves the key out while it is ``None``, as the computation does for a
+part that does not apply (no exchange, no price date)."""
+
 
 @dataclass(frozen=True)
 class NoticeResult:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from gpuplan.results.common import IntervalResult, StrategyResult, Warning
+from gpuplan.results.common import OMITTED_WHEN_NONE, IntervalResult, StrategyResult, Warning
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class PlanDuration:
 class PlanCost:
     """What the plan costs at its offer, in units of ``currency``: the total (with its
     interval), per million trained tokens, per GPU-hour; the billing mix and the price's
-    age and source."""
+    age and source (left out when the search had no date to age prices by)."""
 
     total: float
     currency: str
@@ -73,10 +73,10 @@ class PlanCost:
     warnings: list[Warning]
     total_low: float
     total_high: float
-    price_age_days: int | None = None
-    price_observed: str | None = None
-    price_date_quality: str | None = None
-    price_source: str | None = None
+    price_age_days: int | None = field(default=None, metadata=OMITTED_WHEN_NONE)
+    price_observed: str | None = field(default=None, metadata=OMITTED_WHEN_NONE)
+    price_date_quality: str | None = field(default=None, metadata=OMITTED_WHEN_NONE)
+    price_source: str | None = field(default=None, metadata=OMITTED_WHEN_NONE)
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,8 @@ class PlanJob:
 class PlanSearch:
     """The search result (``gpuplan plan --json``): plans best first, the Pareto front,
     how many layouts and machines were evaluated and in how many seconds, what was skipped,
-    why the first plan won (or why none qualifies) and what applies to every plan."""
+    why the first plan won (or why none qualifies), what applies to every plan, and the file
+    ``--export`` wrote."""
 
     job: PlanJob
     plans: list[PlanRow]
@@ -148,4 +149,4 @@ class PlanSearch:
     offer_notes: list[str]
     explanation: str
     warnings: list[Warning]
-    export: str | None = None
+    export: str | None = field(default=None, metadata=OMITTED_WHEN_NONE)

@@ -3,10 +3,10 @@ units of the ``currency`` its result names (the JSON contract's "currency units"
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from gpuplan.results.common import Warning
+from gpuplan.results.common import OMITTED_WHEN_NONE, Warning
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,8 @@ class PlanAlone:
 class Quote:
     """An itemized quote (``gpuplan quote --json``): ``instances`` of an offer for
     ``duration_seconds``; totals, each line (compute, fees, discounts) with its source and the
-    offer's price list, in units of ``currency``."""
+    offer's price list, in units of ``currency``; ``exchange_rate`` (``from``, ``to``, ``rate``,
+    its ``source`` and date) when ``currency`` is not the offer's."""
 
     offer: str
     provider: str
@@ -68,6 +69,7 @@ class Quote:
     price_list: list[dict[str, Any]]
     tax_included: bool | None
     warnings: list[Warning]
+    exchange_rate: dict[str, Any] | None = field(default=None, metadata=OMITTED_WHEN_NONE)
 
 
 @dataclass(frozen=True)
