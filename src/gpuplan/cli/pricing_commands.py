@@ -495,13 +495,11 @@ def quote_command(
     from gpuplan.jsonable import jsonable
     from gpuplan.pricing.fees import Usage
     from gpuplan.pricing.quote import SpotAssumptions
-    from gpuplan.services.pricing import quote
+    from gpuplan.services.pricing import quote, quote_currency, quote_seconds
     from gpuplan.units import parse_bytes, parse_duration, parse_tokens
 
     rates = _rates(fx, fx_file)
-    if currency is not None:
-        currency = currency.upper()
-        rates.rate(currency)
+    currency = quote_currency(rates, currency)
     chosen = _book(offers_file, discount, rates).get(offer)
     token_count = float(parse_tokens(tokens)) if tokens is not None else None
     predicted: dict[str, Any] = {}
@@ -539,9 +537,7 @@ def quote_command(
             restart_overhead_source="--restart-overhead",
         )
     if duration is not None:
-        if duration.strip().startswith("-"):
-            raise InputError(f"--duration must not be negative, got {duration!r}")
-        seconds = parse_duration(duration)
+        seconds = quote_seconds(duration, "--duration")
     elif token_count and tokens_per_second:
         seconds = token_count / tokens_per_second
     else:

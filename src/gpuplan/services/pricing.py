@@ -15,6 +15,26 @@ if TYPE_CHECKING:
     from gpuplan.pricing.tco import TCOInputs
 
 
+def quote_currency(rates: ExchangeRates, currency: str | None) -> str | None:
+    """``currency`` as a code the rates know (upper case), or ``None`` for the offer's own; an
+    unknown code is an :class:`~gpuplan.errors.InputError` naming the known ones."""
+    if not currency:
+        return None
+    rates.rate(currency.upper())
+    return currency.upper()
+
+
+def quote_seconds(duration: str, field: str) -> float:
+    """The wall-clock seconds of ``duration`` (``40d``, ``720h``); a negative one is an
+    :class:`~gpuplan.errors.InputError` naming ``field``."""
+    from gpuplan.errors import InputError
+    from gpuplan.units import parse_duration
+
+    if duration.strip().startswith("-"):
+        raise InputError(f"{field} must not be negative, got {duration!r}")
+    return parse_duration(duration)
+
+
 def quote(
     offer: Offer,
     seconds: float,

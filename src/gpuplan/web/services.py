@@ -53,23 +53,21 @@ def quote(
     from gpuplan.pricing.offers import OfferBook
     from gpuplan.report.quote import build_quote_report
     from gpuplan.services.pricing import quote as run_quote
-    from gpuplan.units import parse_duration, parse_tokens
+    from gpuplan.services.pricing import quote_currency, quote_seconds
+    from gpuplan.units import parse_tokens
 
     if instances < 1:
         raise InputError(f"instances must be at least 1, got {instances}")
-    if duration.strip().startswith("-"):
-        raise InputError(f"duration must not be negative, got {duration!r}")
+    seconds = quote_seconds(duration, "duration")
     rates = default_rates()
-    if currency:
-        currency = currency.upper()
-        rates.rate(currency)
+    currency = quote_currency(rates, currency)
     offer = OfferBook.build().get(offer_id)
     result = jsonable(
         run_quote(
             offer,
-            parse_duration(duration),
+            seconds,
             rates,
-            currency or None,
+            currency,
             instances=instances,
             tokens=float(parse_tokens(tokens)) if tokens else None,
         )
