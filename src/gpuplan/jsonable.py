@@ -14,9 +14,22 @@ import math
 from decimal import Decimal
 from typing import Any
 
+PLAIN_TYPES = (str, int, bool, type(None))
+"""Values JSON holds as they are (checked by exact type: a NumPy integer or a float subclass
+goes through the conversions)."""
+
 
 def jsonable(value: Any) -> Any:
     """``value`` with every part replaced by its plain JSON counterpart (module docstring)."""
+    kind = type(value)
+    if kind in PLAIN_TYPES:
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if kind is dict:
+        return {key: jsonable(item) for key, item in value.items()}
+    if kind is list:
+        return [jsonable(item) for item in value]
     if isinstance(value, Decimal):
         return float(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
