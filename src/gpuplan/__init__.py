@@ -23,6 +23,11 @@ FLOP/s, tokens); money is a number in the currency its mapping names (``cost["cu
 a sentence or a notice ``{"code", "values", "text"}`` (``gpuplan.notices``). A scenario is a
 mapping or a YAML/JSON file whose keys the README's "Scenarios" section lists; bad input raises
 ``gpuplan.errors.InputError`` with a one-line message naming the field.
+
+The same answers as typed results (frozen dataclasses, ``gpuplan.results``) come from the use
+cases in ``gpuplan.services`` (``gpuplan.services.estimate.estimate``,
+``gpuplan.services.plan.plan``); the JSON Schema of each result ships with the package
+(``gpuplan.results.schema.shipped_schema_text("plan")``).
 """
 
 from __future__ import annotations

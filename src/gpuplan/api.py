@@ -1,10 +1,11 @@
 """The Python API (the contract in ``gpuplan``'s package docstring): what ``gpuplan.estimate``
 and ``gpuplan.plan`` compute, and the whole plan search the CLI and the web app render.
 
-``estimate``, ``memory_estimate`` and ``plan_search`` return Python values (money as
-``Decimal``) for the faces that format them; the public functions ``gpuplan.estimate`` and
-``gpuplan.plan`` pass them through :func:`gpuplan.jsonable.jsonable` at the edge, so their
-results are JSON as they are (``json.dumps`` needs no encoder).
+``estimate``, ``memory_estimate`` and ``plan_search`` compute Python values (money as
+``Decimal``); the use cases (``gpuplan.services``) make typed results of them
+(``gpuplan.results``), and the public functions ``gpuplan.estimate`` and ``gpuplan.plan``
+encode those with :func:`gpuplan.jsonable.jsonable`, so their results are JSON as they are
+(``json.dumps`` needs no encoder).
 """
 
 from __future__ import annotations
@@ -316,7 +317,9 @@ def plan(
     ``currency``, ``limit``). ``plan_search`` returns the whole result with ``evaluated`` and
     the job's ``warnings``.
     """
-    return list(jsonable(plan_search(scenario, objective, budget, deadline, **options)["plans"]))
+    from gpuplan.services.plan import plan as search
+
+    return list(jsonable(search(scenario, objective, budget, deadline, **options).plans))
 
 
 def plan_search(

@@ -250,8 +250,9 @@ def _ratio(value: float | None) -> str:
 def _show_result(result: dict[str, Any], json_output: bool) -> None:
     if json_output:
         from gpuplan.cli.output import print_json
+        from gpuplan.results import build
 
-        print_json(result)
+        print_json(build("bench-run", result))
         return
     from rich.markup import escape
     from rich.table import Table
@@ -317,7 +318,7 @@ def history(
     if json_output:
         from gpuplan.cli.output import print_json
 
-        print_json([run.to_dict() for run in runs])
+        print_json(runs)
         return
     from rich.table import Table
 

@@ -47,9 +47,10 @@ def estimate(
     force: ForceOption = False,
     output_format: FormatOption = "table",
 ) -> None:
-    from gpuplan.api import estimate as run_estimate
+    from gpuplan.jsonable import jsonable
+    from gpuplan.services.estimate import estimate as run_estimate
 
-    result = run_estimate(scenario, profile=profile)
+    result = jsonable(run_estimate(scenario, profile=profile))
     shown_as_markdown = False
     if not json_output and wants_report(report, output_format):
         from gpuplan.report.estimate import build_estimate_report
@@ -104,7 +105,8 @@ def memory(
     ] = None,
     json_output: JsonOption = False,
 ) -> None:
-    from gpuplan.api import memory_estimate
+    from gpuplan.jsonable import jsonable
+    from gpuplan.services.estimate import memory as memory_estimate
 
     scenario: dict[str, Any] = {
         "model": model,
@@ -122,7 +124,7 @@ def memory(
         scenario["strategy"]["zero"] = zero
     if trainable_layers is not None:
         scenario["trainable_layers"] = trainable_layers
-    result = memory_estimate(scenario)
+    result = jsonable(memory_estimate(scenario))
     if json_output:
         from gpuplan.cli.output import print_json
 

@@ -125,9 +125,10 @@ def plan(
     force: ForceOption = False,
     output_format: FormatOption = "table",
 ) -> None:
-    from gpuplan.api import plan_search
+    from gpuplan.jsonable import jsonable
     from gpuplan.presets import PRESETS
     from gpuplan.scenario import ScenarioError, parse_scenario, read_scenario_file
+    from gpuplan.services.plan import plan as search
 
     scenario: dict[str, Any] = {}
     options: dict[str, Any] = {}
@@ -174,7 +175,7 @@ def plan(
     if profile is not None:
         options["profile"] = profile
     parsed = parse_scenario(scenario)
-    result = plan_search(parsed, **options)
+    result = jsonable(search(parsed, **options))
     print_notes(result["offer_notes"])
     if not result["plans"]:
         show_no_plan(result, json_output)

@@ -139,36 +139,16 @@ def list_offers(
 ) -> None:
     if context.invoked_subcommand is not None:
         return
-    from gpuplan.pricing.market import MARKET_CURRENCY, median_per_gpu_hour, on_demand_per_gpu_hour
+    from gpuplan.jsonable import jsonable
+    from gpuplan.services.pricing import offers as list_entries
 
     rates = _rates(fx, fx_file)
     if check:
         _check(offers_file, stale_after, rates, json_output)
         return
     book = _book(offers_file, discount, rates)
-    market = median_per_gpu_hour(book.offers, rates)
-    offers = book.offers
-    if gpu:
-        from gpuplan.catalog import resolve_gpu_id
-
-        gpu_id = resolve_gpu_id(gpu)
-        offers = [offer for offer in offers if offer.gpu == gpu_id]
-    if provider:
-        offers = [offer for offer in offers if offer.provider.lower() == provider.lower()]
-    entries = []
-    for offer in offers:
-        entry = offer.to_dict()
-        median = market.get(offer.gpu)
-        entry["catalog_median_per_gpu_hour"] = median
-        entry["catalog_median_currency"] = MARKET_CURRENCY
-        for plan_entry, plan in zip(entry["plans"], offer.plans, strict=True):
-            in_market = rates.convert(
-                plan.per_gpu_hour(offer.gpus), offer.currency, MARKET_CURRENCY
-            )
-            plan_entry["per_gpu_hour_usd"] = in_market
-            plan_entry["vs_catalog_median"] = in_market / median if median else None
-        entry["on_demand_per_gpu_hour_usd"] = on_demand_per_gpu_hour(offer, rates)
-        entries.append(entry)
+    entries = jsonable(list_entries(book, rates, gpu, provider))
+    offers = [book.get(entry["id"]) for entry in entries]
     if json_output:
         from gpuplan.cli.output import print_json
 
@@ -512,14 +492,14 @@ def quote_command(
     from decimal import Decimal
 
     from gpuplan.errors import InputError
+    from gpuplan.jsonable import jsonable
     from gpuplan.pricing.fees import Usage
-    from gpuplan.pricing.quote import SpotAssumptions, quote
+    from gpuplan.pricing.quote import SpotAssumptions
+    from gpuplan.services.pricing import quote, quote_currency, quote_seconds
     from gpuplan.units import parse_bytes, parse_duration, parse_tokens
 
     rates = _rates(fx, fx_file)
-    if currency is not None:
-        currency = currency.upper()
-        rates.rate(currency)
+    currency = quote_currency(rates, currency)
     chosen = _book(offers_file, discount, rates).get(offer)
     token_count = float(parse_tokens(tokens)) if tokens is not None else None
     predicted: dict[str, Any] = {}
@@ -557,9 +537,7 @@ def quote_command(
             restart_overhead_source="--restart-overhead",
         )
     if duration is not None:
-        if duration.strip().startswith("-"):
-            raise InputError(f"--duration must not be negative, got {duration!r}")
-        seconds = parse_duration(duration)
+        seconds = quote_seconds(duration, "--duration")
     elif token_count and tokens_per_second:
         seconds = token_count / tokens_per_second
     else:
@@ -571,20 +549,22 @@ def quote_command(
         ingress_bytes=float(parse_bytes(ingress)),
         public_ips=public_ips,
     )
-    result = quote(
-        chosen,
-        seconds,
-        instances=count,
-        usage=usage,
-        tokens=token_count,
-        tokens_per_second=tokens_per_second,
-        spot=spot,
-        tax_rate=Decimal(repr(tax_rate)) if tax_rate is not None else None,
-        rates=rates,
-    ).to_dict(currency, rates)
     fits = predicted.get("fits", True)
-    if not fits:
-        result["warnings"].append(predicted["does_not_fit"])
+    result = jsonable(
+        quote(
+            chosen,
+            seconds,
+            rates,
+            currency,
+            () if fits else (predicted["does_not_fit"],),
+            instances=count,
+            usage=usage,
+            tokens=token_count,
+            tokens_per_second=tokens_per_second,
+            spot=spot,
+            tax_rate=Decimal(repr(tax_rate)) if tax_rate is not None else None,
+        )
+    )
     if json_output:
         from gpuplan.cli.output import print_json
 
@@ -752,24 +732,14 @@ def tco_command(
     force: ForceOption = False,
     output_format: FormatOption = "table",
 ) -> None:
-    from decimal import Decimal
-
-    from gpuplan.pricing.quote import quote
-    from gpuplan.pricing.tco import compare, load_tco_file
-    from gpuplan.units import SECONDS_PER_DAY
+    from gpuplan.jsonable import jsonable
+    from gpuplan.pricing.tco import load_tco_file
+    from gpuplan.services.pricing import tco
 
     inputs = load_tco_file(file)
     rates = _rates(fx, fx_file)
-    rent_cost = None
-    if inputs.rent_offer is not None:
-        offer = _book(offers_file, None, rates).get(inputs.rent_offer)
-
-        def rent_cost(years: Decimal, utilization: Decimal) -> Decimal:
-            seconds = float(years * utilization) * 365 * SECONDS_PER_DAY
-            total = quote(offer, seconds, instances=inputs.rent_instances, rates=rates).total
-            return rates.convert(total, offer.currency, inputs.currency)
-
-    result = compare(inputs, rent_cost)
+    book = _book(offers_file, None, rates) if inputs.rent_offer is not None else None
+    result = jsonable(tco(inputs, rates, book))
     if json_output:
         from gpuplan.cli.output import print_json
 

@@ -1,5 +1,5 @@
-"""The computations behind both the pages and the API: each returns the JSON-able result and
-a function that builds its report in a language."""
+"""The use cases (``gpuplan.services``) as the pages and the API need them: each returns the
+result as JSON values and a function that builds its report in a language."""
 
 from __future__ import annotations
 
@@ -22,20 +22,22 @@ def plan(scenario: Mapping[str, Any], options: Mapping[str, Any]) -> Built:
     are gathered when a report is first built (the JSON API never builds one)."""
     from functools import cache
 
-    from gpuplan.api import plan_search
+    from gpuplan.jsonable import jsonable
     from gpuplan.report.plan import build_plan_report, collect_plan_details
+    from gpuplan.services.plan import plan as search
 
     search_options = {"limit": PLAN_LIMIT, **options, "max_layouts": MAX_LAYOUTS_PER_REQUEST}
-    result = plan_search(dict(scenario), **search_options)
+    result = jsonable(search(dict(scenario), **search_options))
     details = cache(lambda: collect_plan_details(result, scenario, search_options))
     return result, lambda lang: build_plan_report(result, scenario, details(), lang, options)
 
 
 def estimate(scenario: Mapping[str, Any]) -> Built:
-    from gpuplan.api import estimate as run_estimate
+    from gpuplan.jsonable import jsonable
     from gpuplan.report.estimate import build_estimate_report
+    from gpuplan.services.estimate import estimate as run_estimate
 
-    result = run_estimate(dict(scenario))
+    result = jsonable(run_estimate(dict(scenario)))
     return result, lambda lang: build_estimate_report(result, lang, scenario)
 
 
@@ -46,54 +48,42 @@ def quote(
     tokens: str | None = None,
     currency: str | None = None,
 ) -> Built:
+    from gpuplan.jsonable import jsonable
     from gpuplan.pricing.currency import default_rates
     from gpuplan.pricing.offers import OfferBook
-    from gpuplan.pricing.quote import quote as run_quote
     from gpuplan.report.quote import build_quote_report
-    from gpuplan.units import parse_duration, parse_tokens
+    from gpuplan.services.pricing import quote as run_quote
+    from gpuplan.services.pricing import quote_currency, quote_seconds
+    from gpuplan.units import parse_tokens
 
     if instances < 1:
         raise InputError(f"instances must be at least 1, got {instances}")
-    if duration.strip().startswith("-"):
-        raise InputError(f"duration must not be negative, got {duration!r}")
+    seconds = quote_seconds(duration, "duration")
     rates = default_rates()
-    if currency:
-        currency = currency.upper()
-        rates.rate(currency)
+    currency = quote_currency(rates, currency)
     offer = OfferBook.build().get(offer_id)
-    result = run_quote(
-        offer,
-        parse_duration(duration),
-        instances=instances,
-        tokens=float(parse_tokens(tokens)) if tokens else None,
-        rates=rates,
-    ).to_dict(currency or None, rates)
+    result = jsonable(
+        run_quote(
+            offer,
+            seconds,
+            rates,
+            currency,
+            instances=instances,
+            tokens=float(parse_tokens(tokens)) if tokens else None,
+        )
+    )
     return result, lambda lang: build_quote_report(result, lang)
 
 
 def tco(document: Mapping[str, Any]) -> Built:
     """Buy versus rent from a parsed TOML document (``examples/seed-tco.toml``'s shape)."""
-    from decimal import Decimal
-
+    from gpuplan.jsonable import jsonable
     from gpuplan.pricing.currency import default_rates
-    from gpuplan.pricing.offers import OfferBook
-    from gpuplan.pricing.quote import quote as run_quote
-    from gpuplan.pricing.tco import compare, parse_tco
+    from gpuplan.pricing.tco import parse_tco
     from gpuplan.report.tco import build_tco_report
-    from gpuplan.units import SECONDS_PER_DAY
+    from gpuplan.services.pricing import tco as compare
 
-    inputs = parse_tco(document, "inputs")
-    rent_cost = None
-    if inputs.rent_offer is not None:
-        rates = default_rates()
-        offer = OfferBook.build().get(inputs.rent_offer)
-
-        def rent_cost(years: Decimal, utilization: Decimal) -> Decimal:
-            seconds = float(years * utilization) * 365 * SECONDS_PER_DAY
-            total = run_quote(offer, seconds, instances=inputs.rent_instances, rates=rates).total
-            return rates.convert(total, offer.currency, inputs.currency)
-
-    result = compare(inputs, rent_cost)
+    result = jsonable(compare(parse_tco(document, "inputs"), default_rates()))
     return result, lambda lang: build_tco_report(result, lang)
 
 
@@ -134,15 +124,11 @@ def gpus() -> list[dict[str, Any]]:
 
 
 def offers(gpu: str | None = None, provider: str | None = None) -> list[dict[str, Any]]:
-    """Catalog offers, optionally for one GPU or provider."""
+    """Catalog offers, optionally for one GPU or provider (``gpuplan offers --json``)."""
+    from gpuplan.jsonable import jsonable
+    from gpuplan.pricing.currency import default_rates
     from gpuplan.pricing.offers import OfferBook
+    from gpuplan.services.pricing import offers as list_entries
 
-    chosen = OfferBook.build().offers
-    if gpu:
-        from gpuplan.catalog import resolve_gpu_id
-
-        gpu_id = resolve_gpu_id(gpu)
-        chosen = [offer for offer in chosen if offer.gpu == gpu_id]
-    if provider:
-        chosen = [offer for offer in chosen if offer.provider.lower() == provider.lower()]
-    return [offer.to_dict() for offer in chosen]
+    rates = default_rates()
+    return list(jsonable(list_entries(OfferBook.build(rates=rates), rates, gpu, provider)))
