@@ -300,8 +300,7 @@ def show_plans(result: dict[str, Any], wide: bool = False) -> None:
             cells["offer"],
             cells["machine"],
             cells["layout"],
-            cells["memory"],
-            cells["speed"],
+            f"{cells['memory']} · {cells['speed']}",
         ]
         if cells["billing_short"]:
             details.insert(1, f"{cells['billing_short']}, {cells['price_age']}".rstrip(", "))
