@@ -252,7 +252,6 @@ def show_plans(result: dict[str, Any], wide: bool = False) -> None:
     """The job, then one row per plan: the GPUs, the run length and the cost (never cut), and
     the offer with how it is billed and run in one wrapping cell; the price age once a row and
     its notice once under the table; the same cells as the report (``report.plan.plan_cells``)."""
-    from rich import box
     from rich.markup import escape
 
     from gpuplan.cli.estimate_commands import show_warnings
@@ -274,14 +273,7 @@ def show_plans(result: dict[str, Any], wide: bool = False) -> None:
         seconds=f"{result['seconds']:.2f}",
     )
     symbol = currency_label(result["currency"])
-    table = FitTable(
-        title=title,
-        box=box.SIMPLE_HEAD,
-        leading=1,
-        title_justify="left",
-        show_edge=False,
-        padding=(0, 1, 0, 0),
-    )
+    table = FitTable(title=title, leading=1, title_justify="left")
     table.add_column(translate("col.rank", lang), justify="right", key=True)
     table.add_column(translate("col.gpus", lang), key=True)
     table.add_column(translate("col.duration", lang), justify="right", key=True)

@@ -21,15 +21,30 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
+from rich import box
 from rich.cells import cell_len
 from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Column, Table
 from rich.text import Text
 
+_wide = False
+
+
+def set_wide(value: bool) -> bool:
+    """The ``--wide`` option's callback: every table the command prints is shown at full width."""
+    global _wide
+    _wide = bool(value)
+    return value
+
+
 WideOption = Annotated[
     bool,
-    typer.Option("--wide", help="Show every column at full width, however wide the terminal."),
+    typer.Option(
+        "--wide",
+        help="Show every column at full width, however wide the terminal.",
+        callback=set_wide,
+    ),
 ]
 
 
@@ -37,6 +52,10 @@ class FitTable(Table):
     """A Rich table with key and optional columns (see the module docstring)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if kwargs.get("show_header", True):
+            kwargs.setdefault("box", box.SIMPLE_HEAD)
+            kwargs.setdefault("show_edge", False)
+            kwargs.setdefault("padding", (0, 1, 0, 0))
         super().__init__(*args, **kwargs)
         self.key_columns: set[int] = set()
         self.drop_ranks: dict[int, int] = {}
@@ -111,12 +130,15 @@ def natural_width(console: Console, table: Table) -> int:
     return _measure(console, table).maximum
 
 
-def print_table(table: Table, wide: bool = False, console: Console | None = None) -> None:
-    """Print ``table`` to fit the console (see the module docstring), or at full width."""
+def print_table(table: Table, wide: bool | None = None, console: Console | None = None) -> None:
+    """Print ``table`` to fit the console (see the module docstring), or at full width with
+    ``wide`` (by default: whether the command was given ``--wide``)."""
     from gpuplan.cli.output import console as default_console
     from gpuplan.i18n import translate
 
     console = console or default_console
+    if wide is None:
+        wide = _wide
     if wide:
         width = max(console.width, natural_width(console, table))
         _at_width(console, width).print(table, crop=False)
