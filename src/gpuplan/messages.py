@@ -233,6 +233,7 @@ ENGLISH: dict[str, str] = dict(
             "residual value {residual}",
         ),
         message("tco.total_line", "Total: buy {buy} vs rent {rent}; renting saves {saving}"),
+        message("tco.total_line_buy", "Total: buy {buy} vs rent {rent}; buying saves {saving}"),
         message("tco.break_even_month", "Break-even month: {month}"),
         message(
             "tco.never", "Cumulative rent never reaches the cost of owning within the horizon."
