@@ -182,6 +182,14 @@ def format_hours(hours: float, lang: str | None = None, digits: int = 1) -> str:
     return translate("unit.hours", lang, value=f"{hours:,.{digits}f}")
 
 
+def format_run_length(seconds: float, lang: str | None = None) -> str:
+    """A job's run length as fits: ``12.8 h`` under two days, ``3.4 days`` from there (never
+    ``0.0 days`` for a job of hours)."""
+    if seconds < 2 * 86400:
+        return format_hours(seconds / 3600, lang)
+    return format_days(seconds / 86400, lang)
+
+
 def format_share(share: float | Decimal | None, digits: int = 0) -> str:
     """A share as a percentage: ``0.451`` -> ``45%``."""
     return "-" if share is None else f"{float(share):.{digits}%}"

@@ -152,7 +152,7 @@ ENGLISH: dict[str, str] = dict(
         message("billing.per_second", "billed per second"),
         message("billing.per_minute", "billed per minute"),
         message("billing.hourly", "hourly"),
-        message("billing.capacity_block", "capacity block"),
+        message("billing.capacity_block", "reserved capacity block"),
         message("billing.daily", "daily"),
         message("billing.weekly", "weekly"),
         message("billing.monthly", "monthly"),

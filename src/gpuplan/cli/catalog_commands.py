@@ -267,29 +267,26 @@ def show_gpu(
     table = Table(title=f"{gpu.name} ({gpu.id})")
     table.add_column("spec")
     table.add_column("value", justify="right")
-    table.add_column("source (where not the main one)", drop=1)
+    table.add_column("source (where not the main one)")
     for label, value, field_name in _gpu_rows(gpu):
         source, observed = gpu.source_of(field_name)
         own = "" if source == gpu.source else f"{source}, {observed}"
         table.add_row(label, value, own)
     print_table(table)
-    console.print(f"Source: {gpu.source}, observed {gpu.observed}", soft_wrap=True, markup=False)
+    console.print(f"Source: {gpu.source}, observed {gpu.observed}", markup=False)
     if not gpu.vendor_datasheet:
         console.print(
             "[yellow]No vendor datasheet behind these dense figures; treat as indicative.[/yellow]"
         )
     if gpu.notes:
-        console.print(gpu.notes, soft_wrap=True, markup=False)
+        console.print(gpu.notes, markup=False)
     if gpu.speed_model_gap:
         from rich.markup import escape
 
-        console.print(
-            "[yellow]Speed not predicted:[/yellow] " + escape(gpu.speed_model_gap), soft_wrap=True
-        )
+        console.print("[yellow]Speed not predicted:[/yellow] " + escape(gpu.speed_model_gap))
     if gpu.no_public_offer:
         gap = gpu.no_public_offer
         console.print(
             f"No built-in offer: {gap['reason']} ({gap['source']}, {gap['observed']})",
-            soft_wrap=True,
             markup=False,
         )

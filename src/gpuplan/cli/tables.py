@@ -74,8 +74,9 @@ class FitTable(Table):
         super().add_column(header, **kwargs)
 
     def fitted(self, console: Console, width: int) -> tuple[Table, list[str]]:
-        """This table with key columns at their widest cell and optional columns dropped until
-        its narrowest rendering fits ``width``; also the headers of the dropped columns."""
+        """This table with key columns at their widest cell, optional columns dropped until it
+        fits ``width``, and the wrapping columns' widths shared out (see :func:`_share_widths`);
+        also the headers of the dropped columns."""
         columns = list(self.columns)
         for index in self.key_columns:
             column = columns[index]
@@ -89,11 +90,12 @@ class FitTable(Table):
         kept = list(range(len(columns)))
         table = self._with_columns(columns, kept)
         for index in ranked:
-            if _narrowest(console, table) <= width:
+            if _required_width(console, table) <= width:
                 break
             kept.remove(index)
             dropped.append(str(columns[index].header))
             table = self._with_columns(columns, kept)
+        _share_widths(console, table, width)
         return table, dropped
 
     def _with_columns(self, columns: list[Column], kept: list[int]) -> Table:
@@ -120,9 +122,44 @@ def _measure(console: Console, table: Table) -> Measurement:
     return Measurement.get(console, console.options.update_width(UNBOUNDED), table)
 
 
-def _narrowest(console: Console, table: Table) -> int:
-    """The least width at which ``table`` shows every word whole."""
-    return _measure(console, table).minimum
+def _column_ranges(console: Console, table: Table) -> list[tuple[int, int, bool]]:
+    """(least, natural width, whether it wraps) of each column, padding included."""
+    options = console.options.update_width(UNBOUNDED)
+    ranges = []
+    for column in table.columns:
+        measured = table._measure_column(console, options, column)
+        wraps = column.width is None and not column.no_wrap
+        ranges.append((measured.minimum, measured.maximum, wraps))
+    return ranges
+
+
+def _required_width(console: Console, table: Table) -> int:
+    """The least width at which ``table`` shows every word whole: the columns that do not wrap
+    at their natural width, the others at their longest word."""
+    ranges = _column_ranges(console, table)
+    return table._extra_width + sum(least if wraps else most for least, most, wraps in ranges)
+
+
+def _share_widths(console: Console, table: Table, width: int) -> None:
+    """Fix the width of each wrapping column of a table too wide for ``width``: its longest
+    word plus a share of the spare width in proportion to how much wider it would like to be.
+
+    Rich's own collapse narrows the widest wrapping column first, below its longest word when
+    several wrap; this never does."""
+    ranges = _column_ranges(console, table)
+    if table._extra_width + sum(most for _, most, _ in ranges) <= width:
+        return
+    spare = width - _required_width(console, table)
+    wrapping = [index for index, (_, _, wraps) in enumerate(ranges) if wraps]
+    if spare < 0 or not wrapping:
+        return
+    growth = {index: ranges[index][1] - ranges[index][0] for index in wrapping}
+    total = sum(growth.values()) or 1
+    shares = {index: spare * growth[index] // total for index in wrapping}
+    shares[wrapping[-1]] += spare - sum(shares.values())
+    for index in wrapping:
+        padding = table._get_padding_width(index)
+        table.columns[index].width = ranges[index][0] + shares[index] - padding
 
 
 def natural_width(console: Console, table: Table) -> int:

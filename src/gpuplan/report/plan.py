@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpuplan.catalog import datacenter_defaults
-from gpuplan.i18n import format_days, format_money, format_share, translate
+from gpuplan.i18n import format_money, format_share, translate
 from gpuplan.report import charts
 from gpuplan.report.assumptions import assumptions_section
 from gpuplan.report.common import generated_line, layout_text, warnings_section
@@ -321,12 +321,10 @@ PLAN_COLUMNS = ("col.rank", "col.plan", "col.duration", "col.cost", "col.per_m_t
 
 
 def run_length(seconds: float, lang: str) -> str:
-    """``12.8 h`` under two days, ``3.4 days`` from there."""
-    from gpuplan.i18n import format_hours
+    """``12.8 h`` under two days, ``3.4 days`` from there (``i18n.format_run_length``)."""
+    from gpuplan.i18n import format_run_length
 
-    if seconds < 2 * 86400:
-        return format_hours(seconds / 3600, lang)
-    return format_days(seconds / 86400, lang)
+    return format_run_length(seconds, lang)
 
 
 def plan_summary_lines(cells: Mapping[str, str]) -> list[str]:
