@@ -148,6 +148,8 @@ ENGLISH: dict[str, str] = dict(
         message("col.cost_in", "cost {currency}"),
         message("col.per_m_tok_in", "{currency}/M tok"),
         message("col.offer_and_plan", "offer, billing, machine, layout"),
+        message("money.converted", "amounts in {currency}; {rates}"),
+        message("money.rate", "1 {target} = {rate} {currency} ({source}, {observed})"),
         message("table.dropped", "left out to fit the terminal: {columns} (--wide shows them)"),
         message("billing.per_second", "billed per second"),
         message("billing.per_minute", "billed per minute"),

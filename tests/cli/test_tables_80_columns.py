@@ -172,3 +172,13 @@ def test_wide_shows_every_column_at_any_width(args: tuple[str, ...], hidden: str
     assert hidden in wide and "left out" not in wide
     assert max(cell_len(line) for line in wide.splitlines()) > WIDTH
     assert "…" not in wide
+
+
+def test_plan_amounts_are_in_the_asked_currency_with_the_rate_said_once() -> None:
+    args = ("plan", "--model", "llama-3.1-8b", "--method", "qlora", "--tokens", "100M")
+    plans = json_of(*args, "--currency", "USD")["plans"]  # type: ignore[index]
+    assert {plan["cost"]["currency"] for plan in plans} == {"USD"}
+    text = run(*args, "--currency", "USD")
+    assert "cost $" in text and "¥" not in text.split("amounts in")[0]
+    assert text.count("1 USD = ") == 1, "the CNY offers' rate is printed once"
+    assert "CNY" in " ".join(text.split("amounts in USD")[1].split())

@@ -205,11 +205,27 @@ def plan(
         )
         if output_format == "md":
             return
-    show_plans(result, wide)
+    show_plans(result, wide, options)
     if exported is not None:
         from gpuplan.cli.output import console
 
         console.print(f"wrote {exported}", markup=False)
+
+
+def show_conversion(result: dict[str, Any], options: dict[str, Any]) -> None:
+    """The exchange rates that put the shown plans' prices into the plan's currency, once."""
+    from gpuplan.cli.conversion import conversion_line
+    from gpuplan.cli.output import console
+    from gpuplan.i18n import current_language
+    from gpuplan.pricing.currency import build_rates
+    from gpuplan.pricing.offers import OfferBook
+
+    rates = build_rates(options.get("fx", ()), options.get("fx_file"))
+    book = OfferBook.build(options.get("offers_file"), rates=rates)
+    currencies = {book.get(row["cost"]["offer"]).currency for row in result["plans"] if row["cost"]}
+    line = conversion_line(rates, result["currency"], currencies, current_language())
+    if line:
+        console.print(line, style="dim", markup=False)
 
 
 def show_no_plan(result: dict[str, Any], json_output: bool) -> None:
@@ -248,10 +264,13 @@ def _interval_line(cost: dict[str, Any] | None, cells: dict[str, str], lang: str
     return translate("plan.interval", lang, days=days, cost=f"{symbol}{low}–{symbol}{high}")
 
 
-def show_plans(result: dict[str, Any], wide: bool = False) -> None:
+def show_plans(
+    result: dict[str, Any], wide: bool = False, options: dict[str, Any] | None = None
+) -> None:
     """The job, then one row per plan: the GPUs, the run length and the cost (never cut), and
     the offer with how it is billed and run in one wrapping cell; the price age once a row and
-    its notice once under the table; the same cells as the report (``report.plan.plan_cells``)."""
+    its notice once under the table, then the exchange rates used; the same cells as the
+    report (``report.plan.plan_cells``)."""
     from rich.markup import escape
 
     from gpuplan.cli.estimate_commands import show_warnings
@@ -278,7 +297,9 @@ def show_plans(result: dict[str, Any], wide: bool = False) -> None:
     table.add_column(translate("col.gpus", lang), key=True)
     table.add_column(translate("col.duration", lang), justify="right", key=True)
     table.add_column(translate("col.cost_in", lang, currency=symbol), justify="right", key=True)
-    table.add_column(translate("col.per_m_tok_in", lang, currency=symbol), justify="right", drop=1)
+    table.add_column(
+        translate("col.per_m_tok_in", lang, currency=symbol), justify="right", key=True, drop=1
+    )
     offers = [row["cost"]["offer"] for row in plans if row["cost"]]
     table.add_column(
         translate("col.offer_and_plan", lang),
@@ -312,6 +333,7 @@ def show_plans(result: dict[str, Any], wide: bool = False) -> None:
     print_table(table, wide)
     for line in price_age_footnotes(plans, lang):
         console.print(line, style="dim", markup=False)
+    show_conversion(result, options or {})
     if result["pareto"] and result["objective"] != "pareto":
         from gpuplan.i18n import format_money
         from gpuplan.report.plan import run_length
