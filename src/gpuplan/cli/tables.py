@@ -4,13 +4,16 @@ A :class:`FitTable` is a Rich table whose columns are of three kinds:
 
 - *key* columns (a GPU id, a count, a duration, an amount, an offer or model id) are never
   wrapped or cut: their width is fixed at their widest cell (and their header, or its
-  longest word when the header is long), measured in terminal cells (``rich.cells.cell_len``, two per CJK character);
+  longest word when the header is long), measured in terminal cells
+  (``rich.cells.cell_len``, two per CJK character);
 - *optional* columns carry a drop rank; while the table's narrowest rendering is wider than the
   console, the column of the highest rank goes first, and a line under the table names what
   was left out;
-- the other columns wrap at spaces. Every column folds rather than ellipsizes: Rich 15 puts
-  "…" on a wrapped line of CJK text that ends exactly at the column's edge (its trailing space
-  is counted in characters, not cells), where folding only drops that space.
+- the other columns wrap at spaces, each at least as wide as its longest word, sharing the
+  spare width in proportion to how much wider they would like to be. Every column folds
+  rather than ellipsizes: Rich 15 puts "…" on a wrapped line of CJK text that ends exactly at
+  the column's edge (its trailing space is counted in characters, not cells), where folding
+  only drops that space.
 
 ``print_table(table, wide)`` prints it at the console's width (80 cells when piped, or
 ``COLUMNS``), or, with ``--wide``, with every column at its natural width whatever the terminal.
