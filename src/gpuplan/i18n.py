@@ -123,8 +123,9 @@ show whole units with thousands separators (``¥1,423``)."""
 
 
 def money_digits(amount: float | Decimal) -> int:
-    """Decimals a table shows for ``amount``: 2 below :data:`CENTS_BELOW` units, else 0."""
-    return 2 if abs(float(amount)) < CENTS_BELOW else 0
+    """Decimals a table shows for ``amount``: 2 below :data:`CENTS_BELOW` units, else (and
+    for nothing at all) 0."""
+    return 2 if 0 < abs(float(amount)) < CENTS_BELOW else 0
 
 
 def format_amount(amount: float | Decimal, digits: int | None = None) -> str:

@@ -182,3 +182,16 @@ def test_plan_amounts_are_in_the_asked_currency_with_the_rate_said_once() -> Non
     assert "cost $" in text and "¥" not in text.split("amounts in")[0]
     assert text.count("1 USD = ") == 1, "the CNY offers' rate is printed once"
     assert "CNY" in " ".join(text.split("amounts in USD")[1].split())
+
+
+def test_tco_in_another_currency_converts_every_amount_and_names_the_rate() -> None:
+    tco_file = str(EXAMPLES / "seed-tco.toml")
+    own = json_of("tco", tco_file)
+    dollars = json_of("tco", tco_file, "--currency", "USD")
+    assert own["currency"] == "CNY" and dollars["currency"] == "USD"  # type: ignore[index]
+    rate = float(own["buy_total"]) / float(dollars["buy_total"])  # type: ignore[index]
+    assert 5 < rate < 9, "a CNY per USD rate"
+    assert abs(float(own["rent_total"]) / float(dollars["rent_total"]) - rate) < 1e-6 * rate  # type: ignore[index]
+    text = run("tco", tco_file, "--currency", "USD")
+    assert text.count("1 USD = ") == 1 and "(USD" in text
+    assert_fits(text, [format_amount(row["buy_cumulative"]) for row in dollars["table"]])  # type: ignore[index]

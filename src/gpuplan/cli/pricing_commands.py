@@ -766,6 +766,9 @@ def tco_command(
     fx: FxOption = None,
     fx_file: FxFileOption = None,
     json_output: JsonOption = False,
+    currency: Annotated[
+        str | None, typer.Option(help="Show amounts in CNY, USD or EUR (converted at dated rates).")
+    ] = None,
     wide: WideOption = False,
     report: ReportOption = None,
     force: ForceOption = False,
@@ -779,6 +782,11 @@ def tco_command(
 
     inputs = load_tco_file(file)
     rates = _rates(fx, fx_file)
+    given_currency = inputs.currency
+    if currency is not None:
+        from gpuplan.pricing.tco import in_currency
+
+        inputs = in_currency(inputs, currency.upper(), rates)
     rent_cost = None
     if inputs.rent_offer is not None:
         offer = _book(offers_file, None, rates).get(inputs.rent_offer)
@@ -820,6 +828,12 @@ def tco_command(
             ),
         )
     print_table(table)
+    from gpuplan.cli.conversion import conversion_line
+    from gpuplan.i18n import current_language
+
+    converted = conversion_line(rates, currency, {given_currency}, current_language())
+    if converted:
+        console.print(converted, style="dim", markup=False)
     buy = result["buy"]
     console.print(
         translate(
