@@ -390,6 +390,8 @@ IMPORT_LISTED = 20
 def _print_import(file: Path, label: str, result: Any, written: list[Any]) -> None:
     """What was imported, into which file, and what was skipped, one line per reason."""
     from gpuplan.cli.output import console
+    from gpuplan.i18n import current_language
+    from gpuplan.report.plan import billing_label
 
     for item in written:
         verb = "replaced" if item.replaced else "wrote"
@@ -401,7 +403,9 @@ def _print_import(file: Path, label: str, result: Any, written: list[Any]) -> No
         )
         for offer in item.offers[:IMPORT_LISTED]:
             plans = ", ".join(
-                f"{plan.mode} {plan.price} {plan.currency}/{plan.per}" for plan in offer.plans
+                f"{billing_label(plan.mode, current_language())} {plan.price} "
+                f"{plan.currency}/{plan.per}"
+                for plan in offer.plans
             )
             console.print(
                 f"  {offer.id}: {offer.gpus} x {offer.gpu}; {plans}",
