@@ -3,9 +3,8 @@
 A :class:`FitTable` is a Rich table whose columns are of three kinds:
 
 - *key* columns (a GPU id, a count, a duration, an amount, an offer or model id) are never
-  wrapped or cut: their width is fixed at their widest cell (and their header, or its
-  longest word when the header is long), measured in terminal cells
-  (``rich.cells.cell_len``, two per CJK character);
+  wrapped or cut: their width is fixed at their widest cell or their header, measured in
+  terminal cells (``rich.cells.cell_len``, two per CJK character);
 - *optional* columns carry a drop rank; while the table's narrowest rendering is wider than the
   console, the column of the highest rank goes first, and a line under the table names what
   was left out;
@@ -110,16 +109,9 @@ class FitTable(Table):
         return table
 
 
-SHORT_HEADER = 10
-"""A key column's header up to this many cells stays on one line (``cost $``, ``¥/M tok``);
-a longer one may wrap at its spaces."""
-
-
 def _header_width(header: Any) -> int:
-    text = Text.from_markup(str(header)).plain
-    if cell_len(text) <= SHORT_HEADER:
-        return cell_len(text)
-    return max((cell_len(word) for word in text.split()), default=0)
+    """A key column's header in cells: it stays on one line, as its cells do."""
+    return cell_len(Text.from_markup(str(header)).plain)
 
 
 def _widest_line(cell: Any) -> int:
