@@ -300,12 +300,7 @@ def show_plans(
     table.add_column(
         translate("col.per_m_tok_in", lang, currency=symbol), justify="right", key=True, drop=1
     )
-    offers = [row["cost"]["offer"] for row in plans if row["cost"]]
-    table.add_column(
-        translate("col.offer_and_plan", lang),
-        ratio=1,
-        min_width=max((len(offer) for offer in offers), default=None),
-    )
+    table.add_column(translate("col.offer_and_plan", lang))
     for rank, row in enumerate(plans, start=1):
         cells = plan_cells(row, lang)
         cost = row["cost"]

@@ -317,29 +317,11 @@ def price_age_text(cost: Mapping[str, Any], lang: str) -> str:
     )
 
 
-PLAN_COLUMNS = ("col.rank", "col.plan", "col.duration", "col.cost", "col.per_m_tok")
-
-
 def run_length(seconds: float, lang: str) -> str:
     """``12.8 h`` under two days, ``3.4 days`` from there (``i18n.format_run_length``)."""
     from gpuplan.i18n import format_run_length
 
     return format_run_length(seconds, lang)
-
-
-def plan_summary_lines(cells: Mapping[str, str]) -> list[str]:
-    """The ``plan`` column: what is rented, the machine, the layout and how it runs."""
-    lines = [
-        f"{cells['gpus']} · {cells['offer']}",
-        cells["machine"],
-        cells["layout"],
-        f"{cells['memory']} · {cells['speed']}",
-    ]
-    if cells["billing"]:
-        lines.append(cells["billing"])
-    if cells["notes"]:
-        lines.append("! " + cells["notes"])
-    return lines
 
 
 def plans_section(result: Mapping[str, Any], lang: str) -> Section:
