@@ -117,16 +117,52 @@ def format_large(value: float | Decimal, lang: str | None = None, digits: int = 
     return f"{number:,.0f}" if abs(number) >= 1e4 else f"{number:,.{digits}f}"
 
 
+CENTS_BELOW = 100
+"""Amounts under this many currency units keep their cents in tables (``¥14.23``); larger ones
+show whole units with thousands separators (``¥1,423``)."""
+
+
+def money_digits(amount: float | Decimal) -> int:
+    """Decimals a table shows for ``amount``: 2 below :data:`CENTS_BELOW` units, else (and
+    for nothing at all) 0."""
+    return 2 if 0 < abs(float(amount)) < CENTS_BELOW else 0
+
+
+def format_amount(amount: float | Decimal, digits: int | None = None) -> str:
+    """An amount without its currency, for a column whose header names it: ``14.23``,
+    ``1,423``; ``digits=None`` picks them with :func:`money_digits`."""
+    return format_number(amount, money_digits(amount) if digits is None else digits)
+
+
+def format_amount_short(amount: float | Decimal, lang: str | None = None) -> str:
+    """An amount in at most about six cells for an interval under a total: as
+    :func:`format_amount` below 10,000, then ``32.33M`` (English) or ``3,233.2万`` (Chinese)."""
+    from gpuplan.units import format_tokens
+
+    if abs(float(amount)) < 1e4:
+        return format_amount(amount)
+    language = normalize_language(lang) if lang else current_language()
+    return format_large(amount, language, 1) if language == "zh" else format_tokens(float(amount))
+
+
+def currency_label(currency: str) -> str:
+    """The symbol of ``currency`` (``¥``), or its code where it has none (``GBP``)."""
+    return CURRENCY_SYMBOLS.get(currency, currency)
+
+
 def format_money(
     amount: float | Decimal | None,
     currency: str,
     lang: str | None = None,
-    digits: int = 2,
+    digits: int | None = 2,
     compact: bool = False,
 ) -> str:
-    """``¥1,100.00`` / ``$2.49``; with ``compact`` in Chinese, ``¥984.00万``."""
+    """``¥1,100.00`` / ``$2.49``; with ``compact`` in Chinese, ``¥984.00万``; ``digits=None``:
+    cents below :data:`CENTS_BELOW` units, whole units above (``¥14.23``, ``¥1,423``)."""
     if amount is None:
         return "-"
+    if digits is None:
+        digits = money_digits(amount)
     symbol = CURRENCY_SYMBOLS.get(currency)
     text = format_large(amount, lang, digits) if compact else format_number(amount, digits)
     if symbol:
@@ -145,6 +181,14 @@ def format_days(days: float | None, lang: str | None = None, digits: int = 1) ->
 def format_hours(hours: float, lang: str | None = None, digits: int = 1) -> str:
     """``40.0 h`` / ``40.0 小时``."""
     return translate("unit.hours", lang, value=f"{hours:,.{digits}f}")
+
+
+def format_run_length(seconds: float, lang: str | None = None) -> str:
+    """A job's run length as fits: ``12.8 h`` under two days, ``3.4 days`` from there (never
+    ``0.0 days`` for a job of hours)."""
+    if seconds < 2 * 86400:
+        return format_hours(seconds / 3600, lang)
+    return format_days(seconds / 86400, lang)
 
 
 def format_share(share: float | Decimal | None, digits: int = 0) -> str:

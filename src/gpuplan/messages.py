@@ -133,6 +133,34 @@ ENGLISH: dict[str, str] = dict(
         message("plan.no_offer", "no offer"),
         message("plan.price_age", "price {days} d old ({observed})"),
         message("plan.price_undated", "price undated ({observed})"),
+        message("plan.price_age_short", "price {days} d"),
+        message("plan.price_undated_short", "price undated"),
+        message(
+            "plan.stale_prices",
+            "price N d: days since the price was observed; plan {ranks} pays a price older "
+            "than {limit} days: check the offer's current price",
+        ),
+        message(
+            "plan.undated_prices",
+            "price undated: plan {ranks} pays a price from an undated source, its age unknown",
+        ),
+        message("plan.interval", "likely {days}, {cost}"),
+        message("col.cost_in", "cost {currency}"),
+        message("col.per_m_tok_in", "{currency}/M tok"),
+        message("col.offer_and_plan", "offer, billing, machine, layout"),
+        message("money.converted", "amounts in {currency}; {rates}"),
+        message("money.rate", "1 {target} = {rate} {currency} ({source}, {observed})"),
+        message("table.dropped", "left out to fit the terminal: {columns} (--wide shows them)"),
+        message("billing.per_second", "billed per second"),
+        message("billing.per_minute", "billed per minute"),
+        message("billing.hourly", "hourly"),
+        message("billing.capacity_block", "reserved capacity block"),
+        message("billing.daily", "daily"),
+        message("billing.weekly", "weekly"),
+        message("billing.monthly", "monthly"),
+        message("billing.yearly", "yearly"),
+        message("billing.reserved", "reserved"),
+        message("billing.spot", "spot"),
         message("plan.gpu_hours", "{hours} GPU-h"),
         message("plan.free", "free"),
         message(
@@ -207,6 +235,7 @@ ENGLISH: dict[str, str] = dict(
             "residual value {residual}",
         ),
         message("tco.total_line", "Total: buy {buy} vs rent {rent}; renting saves {saving}"),
+        message("tco.total_line_buy", "Total: buy {buy} vs rent {rent}; buying saves {saving}"),
         message("tco.break_even_month", "Break-even month: {month}"),
         message(
             "tco.never", "Cumulative rent never reaches the cost of owning within the horizon."

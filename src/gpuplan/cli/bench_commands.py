@@ -19,6 +19,7 @@ from gpuplan.cli.report_options import (
     emit_report,
     wants_report,
 )
+from gpuplan.cli.tables import WideOption
 
 BENCH_INSTALL_HELP = (
     r"pip install 'gpuplan\[bench]' from a package index, pip install -e '.\[bench]' in a clone"
@@ -143,6 +144,7 @@ def bench(
         bool, typer.Option("--exit-zero", help="Exit 0 even when a figure FAILs.")
     ] = False,
     json_output: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
     if context.invoked_subcommand is not None:
         return
@@ -255,9 +257,9 @@ def _show_result(result: dict[str, Any], json_output: bool) -> None:
         print_json(build("bench-run", result))
         return
     from rich.markup import escape
-    from rich.table import Table
 
     from gpuplan.cli.output import console
+    from gpuplan.cli.tables import FitTable, print_table
 
     header = result["provenance"]
     gpus = ", ".join(f"{gpu['name']} ({gpu['uuid']})" for gpu in header["gpus"]) or header["device"]
@@ -275,9 +277,14 @@ def _show_result(result: dict[str, Any], json_output: bool) -> None:
         markup=False,
     )
     console.print(f"command: {header['command']}", highlight=False, markup=False)
-    table = Table(show_lines=False)
+    table = FitTable(show_lines=False)
     for column in ("figure", "measured", "spec", "ratio", "reference", "ratio ", "verdict"):
-        table.add_column(column, justify="left" if column in ("figure", "verdict") else "right")
+        table.add_column(
+            column,
+            justify="left" if column in ("figure", "verdict") else "right",
+            key=column in ("measured", "verdict"),
+            drop={"reference": 2, "ratio ": 1}.get(column),
+        )
     for figure in result["figures"]:
         style = VERDICT_STYLES[figure["verdict"]]
         table.add_row(
@@ -289,7 +296,7 @@ def _show_result(result: dict[str, Any], json_output: bool) -> None:
             _ratio(figure["reference_ratio"]),
             f"[{style}]{figure['verdict']}[/{style}]",
         )
-    console.print(table)
+    print_table(table)
     for figure in result["figures"]:
         if figure["verdict"] in ("WARN", "FAIL", "SKIPPED", "ERROR"):
             style = VERDICT_STYLES[figure["verdict"]]
@@ -311,6 +318,7 @@ def _show_result(result: dict[str, Any], json_output: bool) -> None:
 def history(
     limit: Annotated[int, typer.Option(help="How many runs to list.")] = 50,
     json_output: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
     from gpuplan.store import list_bench_runs
 
@@ -320,13 +328,14 @@ def history(
 
         print_json(runs)
         return
-    from rich.table import Table
+    from gpuplan.cli.tables import FitTable, print_table
 
-    from gpuplan.cli.output import console
-
-    table = Table()
+    table = FitTable()
+    drop_ranks = {"host": 3, "device": 2, "method": 4, "command": 1}
     for column in ("id", "date", "host", "device", "gpu", "method", "verdict", "command"):
-        table.add_column(column)
+        table.add_column(
+            column, key=column in ("id", "gpu", "verdict"), drop=drop_ranks.get(column)
+        )
     for run in runs:
         style = VERDICT_STYLES.get(run.worst_verdict, "")
         table.add_row(
@@ -339,12 +348,13 @@ def history(
             f"[{style}]{run.worst_verdict}[/{style}]",
             run.command,
         )
-    console.print(table)
+    print_table(table)
 
 
 def show(
     run_id: Annotated[int, typer.Argument(help="Run id from `gpuplan bench history`.")],
     json_output: JsonOption = False,
+    wide: WideOption = False,
     report: ReportOption = None,
     force: ForceOption = False,
     output_format: FormatOption = "table",
@@ -369,6 +379,7 @@ def compare(
         typer.Option("--offers-file", help="Your own offers TOML, added to the catalog."),
     ] = None,
     json_output: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
     from gpuplan.bench.compare import compare_run_to_offer
     from gpuplan.pricing.offers import OfferBook
@@ -393,16 +404,19 @@ def compare(
 
 
 def _print_comparison(result: dict[str, Any], run_id: int, chosen: Any) -> None:
-    from rich.table import Table
-
     from gpuplan.cli.output import console
+    from gpuplan.cli.tables import FitTable, print_table
 
     console.print(
         f"run {run_id} against offer {chosen.id} ({chosen.gpus} x {result['gpu']})", markup=False
     )
-    table = Table()
+    table = FitTable()
     for column in ("item", "advertised", "measured", "ratio", "reference ratio", "verdict"):
-        table.add_column(column)
+        table.add_column(
+            column,
+            key=column in ("measured", "verdict"),
+            drop=1 if column == "reference ratio" else None,
+        )
     for check in result["checks"]:
         style = VERDICT_STYLES[check["verdict"]]
         table.add_row(
@@ -423,4 +437,4 @@ def _print_comparison(result: dict[str, Any], run_id: int, chosen: Any) -> None:
             _ratio(figure["reference_ratio"]),
             f"[{style}]{figure['verdict']}[/{style}]",
         )
-    console.print(table)
+    print_table(table)

@@ -9,6 +9,8 @@ import typer
 if TYPE_CHECKING:
     from gpuplan.hardware.gpu import GPUSpec
 
+from gpuplan.cli.tables import WideOption
+
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON in base units.")]
 
 
@@ -27,7 +29,7 @@ def _params(count: int) -> str:
     return format_tokens(count)
 
 
-def list_models(json_output: JsonOption = False) -> None:
+def list_models(json_output: JsonOption = False, wide: WideOption = False) -> None:
     from gpuplan.catalog import all_models, model_entries
 
     models = all_models()
@@ -52,11 +54,11 @@ def list_models(json_output: JsonOption = False) -> None:
             ]
         )
         return
-    from rich.table import Table
-
-    from gpuplan.cli.output import console
+    from gpuplan.cli.tables import FitTable as Table
+    from gpuplan.cli.tables import print_table
 
     table = Table(title="Built-in models (parameters counted from the architecture)")
+    drop_ranks = {"family": 1, "layers": 3, "hidden": 4, "heads/kv": 2, "vocab": 6, "context": 5}
     for column in (
         "name",
         "family",
@@ -68,7 +70,12 @@ def list_models(json_output: JsonOption = False) -> None:
         "vocab",
         "context",
     ):
-        table.add_column(column, justify="left" if column in ("name", "family") else "right")
+        table.add_column(
+            column,
+            justify="left" if column in ("name", "family") else "right",
+            key=column in ("name", "params", "active"),
+            drop=drop_ranks.get(column),
+        )
     for m in models:
         table.add_row(
             m.name,
@@ -81,7 +88,7 @@ def list_models(json_output: JsonOption = False) -> None:
             str(m.vocab_size),
             str(m.max_position_embeddings or ""),
         )
-    console.print(table)
+    print_table(table)
 
 
 def show_model(
@@ -93,6 +100,7 @@ def show_model(
         ),
     ],
     json_output: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
     from gpuplan.scenario import resolve_model
 
@@ -103,9 +111,10 @@ def show_model(
         print_json(spec.to_dict())
         return
     from rich.markup import escape
-    from rich.table import Table
 
     from gpuplan.cli.output import console
+    from gpuplan.cli.tables import FitTable as Table
+    from gpuplan.cli.tables import print_table
 
     console.print(f"[bold]{escape(spec.name)}[/bold]  family {spec.family}")
     architecture = Table(show_header=False, box=None)
@@ -139,11 +148,11 @@ def show_model(
         )
     for label, value in rows:
         architecture.add_row(label, str(value))
-    console.print(architecture)
+    print_table(architecture)
     breakdown = Table(title="Parameters")
     breakdown.add_column("part")
-    breakdown.add_column("parameters", justify="right")
-    breakdown.add_column("share", justify="right")
+    breakdown.add_column("parameters", justify="right", key=True)
+    breakdown.add_column("share", justify="right", key=True)
     total = spec.total_params
     for part, count in spec.parameter_breakdown().items():
         if count:
@@ -155,7 +164,7 @@ def show_model(
             f"{spec.active_params:,}",
             f"{100 * spec.active_params / total:.1f}%",
         )
-    console.print(breakdown)
+    print_table(breakdown)
     from gpuplan.cli.estimate_commands import show_warnings
     from gpuplan.notices import config_defaults_notices
 
@@ -167,7 +176,7 @@ def _tflops(gpu: GPUSpec, dtype: str) -> str:
     return f"{peak / 1e12:g}" if peak is not None else "-"
 
 
-def list_gpus(json_output: JsonOption = False) -> None:
+def list_gpus(json_output: JsonOption = False, wide: WideOption = False) -> None:
     from gpuplan.catalog import all_gpus
 
     gpus = all_gpus()
@@ -176,17 +185,22 @@ def list_gpus(json_output: JsonOption = False) -> None:
 
         print_json([gpu.to_dict() for gpu in gpus])
         return
-    from rich.table import Table
-
-    from gpuplan.cli.output import console
+    from gpuplan.cli.tables import FitTable as Table
+    from gpuplan.cli.tables import print_table
     from gpuplan.units import format_bandwidth, format_bytes
 
     table = Table(
         title="Built-in GPUs (dense peak TFLOP/s; memory in GiB and as the vendor labels it)"
     )
     left = ("id", "link (one way)", "observed")
+    drop_ranks = {"HBM/GDDR": 3, "fp8": 2, "tf32": 5, "link (one way)": 4, "observed": 6, "TDP": 1}
     for column in ("id", "memory", "HBM/GDDR", "bf16", "fp8", "tf32", *left[1:], "TDP"):
-        table.add_column(column, justify="left" if column in left else "right")
+        table.add_column(
+            column,
+            justify="left" if column in left else "right",
+            key=column in ("id", "bf16"),
+            drop=drop_ranks.get(column),
+        )
     for gpu in gpus:
         table.add_row(
             gpu.id,
@@ -199,7 +213,7 @@ def list_gpus(json_output: JsonOption = False) -> None:
             gpu.observed,
             f"{gpu.tdp_watts:g} W" if gpu.tdp_watts else "-",
         )
-    console.print(table)
+    print_table(table)
 
 
 def _gpu_rows(gpu: GPUSpec) -> list[tuple[str, str, str]]:
@@ -236,6 +250,7 @@ def show_gpu(
         str, typer.Argument(help="GPU id or alias: h100-sxm-80gb, 'H100 SXM', RTX4090.")
     ],
     json_output: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
     from gpuplan.catalog import load_gpu
 
@@ -245,9 +260,9 @@ def show_gpu(
 
         print_json(gpu.to_dict())
         return
-    from rich.table import Table
-
     from gpuplan.cli.output import console
+    from gpuplan.cli.tables import FitTable as Table
+    from gpuplan.cli.tables import print_table
 
     table = Table(title=f"{gpu.name} ({gpu.id})")
     table.add_column("spec")
@@ -257,24 +272,21 @@ def show_gpu(
         source, observed = gpu.source_of(field_name)
         own = "" if source == gpu.source else f"{source}, {observed}"
         table.add_row(label, value, own)
-    console.print(table)
-    console.print(f"Source: {gpu.source}, observed {gpu.observed}", soft_wrap=True, markup=False)
+    print_table(table)
+    console.print(f"Source: {gpu.source}, observed {gpu.observed}", markup=False)
     if not gpu.vendor_datasheet:
         console.print(
             "[yellow]No vendor datasheet behind these dense figures; treat as indicative.[/yellow]"
         )
     if gpu.notes:
-        console.print(gpu.notes, soft_wrap=True, markup=False)
+        console.print(gpu.notes, markup=False)
     if gpu.speed_model_gap:
         from rich.markup import escape
 
-        console.print(
-            "[yellow]Speed not predicted:[/yellow] " + escape(gpu.speed_model_gap), soft_wrap=True
-        )
+        console.print("[yellow]Speed not predicted:[/yellow] " + escape(gpu.speed_model_gap))
     if gpu.no_public_offer:
         gap = gpu.no_public_offer
         console.print(
             f"No built-in offer: {gap['reason']} ({gap['source']}, {gap['observed']})",
-            soft_wrap=True,
             markup=False,
         )

@@ -15,6 +15,7 @@ from gpuplan.cli.report_options import (
     emit_report,
     wants_report,
 )
+from gpuplan.cli.tables import WideOption
 
 ProfileOption = Annotated[
     int | None,
@@ -43,6 +44,7 @@ def estimate(
     scenario: Annotated[Path, typer.Argument(help="Scenario file (YAML or JSON), see examples/.")],
     profile: ProfileOption = None,
     json_output: JsonOption = False,
+    wide: WideOption = False,
     report: ReportOption = None,
     force: ForceOption = False,
     output_format: FormatOption = "table",
@@ -104,6 +106,7 @@ def memory(
         int | None, typer.Option("--trainable-layers", help="Layers trained by method freeze.")
     ] = None,
     json_output: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
     from gpuplan.jsonable import jsonable
     from gpuplan.services.estimate import memory as memory_estimate
@@ -161,9 +164,10 @@ def show_warnings(warnings: list[Any]) -> None:
 
 def show_memory(result: dict[str, Any]) -> None:
     from rich.markup import escape
-    from rich.table import Table
 
     from gpuplan.cli.output import console
+    from gpuplan.cli.tables import FitTable as Table
+    from gpuplan.cli.tables import print_table
     from gpuplan.i18n import translate
 
     memory = result["memory"]
@@ -181,8 +185,8 @@ def show_memory(result: dict[str, Any]) -> None:
         title=f"{escape(heading)}\n[dim]{layout}, framework {strategy['framework']}[/dim]"
     )
     table.add_column(translate("col.part"))
-    table.add_column("GiB", justify="right")
-    table.add_column("GB", justify="right")
+    table.add_column("GiB", justify="right", key=True)
+    table.add_column("GB", justify="right", key=True)
     for name, value in memory["parts"].items():
         table.add_row(translate(f"part.{name}"), f"{value / 2**30:.2f}", f"{value / 1e9:.2f}")
     table.add_section()
@@ -193,7 +197,7 @@ def show_memory(result: dict[str, Any]) -> None:
         ("memory.capacity", "capacity_bytes"),
     ):
         table.add_row(translate(label), f"{memory[key] / 2**30:.2f}", f"{memory[key] / 1e9:.2f}")
-    console.print(table)
+    print_table(table)
     usable = memory["capacity_bytes"] * (1 - memory["safety_margin"])
     values = {
         "peak": f"{memory['peak_bytes'] / 2**30:.1f}",
@@ -224,9 +228,9 @@ def show_memory(result: dict[str, Any]) -> None:
 def show_framework(framework: dict[str, Any]) -> None:
     """The profile the estimate used: its name, the scenario's base and overrides, and every
     part's settings, one row per part."""
-    from rich.table import Table
-
     from gpuplan.cli.output import console
+    from gpuplan.cli.tables import FitTable as Table
+    from gpuplan.cli.tables import print_table
     from gpuplan.i18n import translate
 
     name = framework["name"] + (f" {framework['version']}" if framework.get("version") else "")
@@ -236,16 +240,16 @@ def show_framework(framework: dict[str, Any]) -> None:
     for part, settings in framework["parts"].items():
         text = ", ".join(f"{key}={value}" for key, value in settings.items())
         table.add_row(translate(f"framework.part.{part}"), text)
-    console.print(table)
+    print_table(table)
     if framework.get("overrides"):
         overrides = ", ".join(f"{key}={value}" for key, value in framework["overrides"].items())
         console.print(translate("framework.overrides", overrides=overrides))
 
 
 def show_speed(result: dict[str, Any]) -> None:
-    from rich.table import Table
-
     from gpuplan.cli.output import console
+    from gpuplan.cli.tables import FitTable as Table
+    from gpuplan.cli.tables import print_table
     from gpuplan.i18n import current_language, translate
     from gpuplan.report.interval import interval_line, throughput_text
     from gpuplan.units import format_bytes, format_duration, format_tokens
@@ -254,12 +258,12 @@ def show_speed(result: dict[str, Any]) -> None:
     step = throughput["step_seconds"]
     table = Table(title=translate("step.title", seconds=f"{step:.3f}"))
     table.add_column(translate("col.part"))
-    table.add_column(translate("col.seconds"), justify="right")
-    table.add_column(translate("col.share"), justify="right")
+    table.add_column(translate("col.seconds"), justify="right", key=True)
+    table.add_column(translate("col.share"), justify="right", key=True)
     for name, seconds in throughput["breakdown"].items():
         if seconds > 0.0005 * step:
             table.add_row(translate(f"step.{name}"), f"{seconds:.3f}", f"{seconds / step:.1%}")
-    console.print(table)
+    print_table(table)
     dtype_note = translate("speed.fp8_note") if throughput["matmul_dtype"] == "fp8" else ""
     console.print(
         translate(

@@ -18,6 +18,7 @@ from gpuplan.cli.report_options import (
     emit_report,
     wants_report,
 )
+from gpuplan.cli.tables import WideOption
 
 PLAN_HELP = """Search every GPU type, cluster size and parallel layout for the cheapest, fastest, or best
 plan under a budget and a deadline. Give a scenario file, flags, or both (flags win).
@@ -124,6 +125,7 @@ def plan(
     report: ReportOption = None,
     force: ForceOption = False,
     output_format: FormatOption = "table",
+    wide: WideOption = False,
 ) -> None:
     from gpuplan.jsonable import jsonable
     from gpuplan.presets import PRESETS
@@ -204,11 +206,27 @@ def plan(
         )
         if output_format == "md":
             return
-    show_plans(result)
+    show_plans(result, wide, options)
     if exported is not None:
         from gpuplan.cli.output import console
 
         console.print(f"wrote {exported}", markup=False)
+
+
+def show_conversion(result: dict[str, Any], options: dict[str, Any]) -> None:
+    """The exchange rates that put the shown plans' prices into the plan's currency, once."""
+    from gpuplan.cli.conversion import conversion_line
+    from gpuplan.cli.output import console
+    from gpuplan.i18n import current_language
+    from gpuplan.pricing.currency import build_rates
+    from gpuplan.pricing.offers import OfferBook
+
+    rates = build_rates(options.get("fx", ()), options.get("fx_file"))
+    book = OfferBook.build(options.get("offers_file"), rates=rates)
+    currencies = {book.get(row["cost"]["offer"]).currency for row in result["plans"] if row["cost"]}
+    line = conversion_line(rates, result["currency"], currencies, current_language())
+    if line:
+        console.print(line, style="dim", markup=False)
 
 
 def show_no_plan(result: dict[str, Any], json_output: bool) -> None:
@@ -233,23 +251,34 @@ def show_no_plan(result: dict[str, Any], json_output: bool) -> None:
     negative_verdict()
 
 
-def show_plans(result: dict[str, Any]) -> None:
-    """The job, then one row per plan: what is rented and how it runs in one cell, then days
-    and cost; the same cells as the report (``report.plan.plan_cells``)."""
+def _interval_line(cost: dict[str, Any] | None, cells: dict[str, str], lang: str) -> str:
+    """``likely 11.5–16.7 days, $32.33M–$47.09M``: the run length's and cost's intervals."""
+    from gpuplan.i18n import currency_label, format_amount_short, translate
+
+    if not cells["days_range"]:
+        return ""
+    days = f"{cells['days_range'].strip('()')} {cells['days'].split()[-1]}"
+    if not cost or "total_low" not in cost:
+        return translate("plan.interval", lang, days=days, cost="-")
+    symbol = currency_label(cost["currency"])
+    low, high = (format_amount_short(cost[key], lang) for key in ("total_low", "total_high"))
+    return translate("plan.interval", lang, days=days, cost=f"{symbol}{low}–{symbol}{high}")
+
+
+def show_plans(
+    result: dict[str, Any], wide: bool = False, options: dict[str, Any] | None = None
+) -> None:
+    """The job, then one row per plan: the GPUs, the run length and the cost (never cut), and
+    the offer with how it is billed and run in one wrapping cell; the price age once a row and
+    its notice once under the table, then the exchange rates used; the same cells as the
+    report (``report.plan.plan_cells``)."""
     from rich.markup import escape
-    from rich.table import Table
 
     from gpuplan.cli.estimate_commands import show_warnings
     from gpuplan.cli.output import console
-    from gpuplan.i18n import current_language, translate
-    from gpuplan.report.plan import (
-        PLAN_COLUMNS,
-        job_line,
-        plan_cells,
-        plan_summary_lines,
-        with_range,
-    )
-    from gpuplan.units import format_money
+    from gpuplan.cli.tables import FitTable, print_table
+    from gpuplan.i18n import currency_label, current_language, format_amount, translate
+    from gpuplan.report.plan import job_line, plan_cells, price_age_footnotes
 
     lang = current_language()
     console.print(job_line(result["job"], lang), soft_wrap=False, markup=False)
@@ -263,31 +292,54 @@ def show_plans(result: dict[str, Any]) -> None:
         evaluated=f"{result['evaluated']:,}",
         seconds=f"{result['seconds']:.2f}",
     )
-    table = Table(title=title, show_lines=True)
-    for key in PLAN_COLUMNS:
-        table.add_column(
-            translate(key, lang),
-            justify="left" if key == "col.plan" else "right",
-            overflow="fold",
-            no_wrap=key != "col.plan",
-            ratio=1 if key == "col.plan" else None,
-        )
+    symbol = currency_label(result["currency"])
+    table = FitTable(title=title, leading=1, title_justify="left")
+    table.add_column(translate("col.rank", lang), justify="right", key=True)
+    table.add_column(translate("col.gpus", lang), key=True)
+    table.add_column(translate("col.duration", lang), justify="right", key=True)
+    table.add_column(translate("col.cost_in", lang, currency=symbol), justify="right", key=True)
+    table.add_column(
+        translate("col.per_m_tok_in", lang, currency=symbol), justify="right", key=True, drop=1
+    )
+    table.add_column(translate("col.offer_and_plan", lang))
     for rank, row in enumerate(plans, start=1):
         cells = plan_cells(row, lang)
+        cost = row["cost"]
+        details = [
+            cells["offer"],
+            cells["machine"],
+            cells["layout"],
+            f"{cells['memory']} · {cells['speed']}",
+        ]
+        if cells["billing_short"]:
+            details.insert(1, f"{cells['billing_short']}, {cells['price_age']}".rstrip(", "))
+        details.insert(2, _interval_line(cost, cells, lang))
+        if cells["other_notes"]:
+            details.append("! " + cells["other_notes"])
         table.add_row(
             str(rank),
-            escape("\n".join(plan_summary_lines(cells))),
-            with_range(cells, "days", "\n"),
-            with_range(cells, "cost", "\n"),
-            cells["per_m_tok"],
+            escape(cells["gpus"]),
+            cells["days"],
+            format_amount(cost["total"]) if cost else cells["cost"],
+            format_amount(cost["per_million_tokens"])
+            if cost and cost["per_million_tokens"]
+            else "-",
+            escape("\n".join(filter(None, details))),
         )
-    console.print(table)
+    print_table(table, wide)
+    for line in price_age_footnotes(plans, lang):
+        console.print(line, style="dim", markup=False)
+    show_conversion(result, options or {})
     if result["pareto"] and result["objective"] != "pareto":
+        from gpuplan.i18n import format_money
+        from gpuplan.report.plan import run_length
+
         front = ", ".join(
-            f"{point['count']}x{point['gpu']} {point['days']:.1f}d {format_money(point['cost'], result['currency'], 0)}"
+            f"{point['count']}x {point['gpu']} {run_length(point['days'] * 86400, lang)} "
+            f"{format_money(point['cost'], result['currency'], lang, None)}"
             for point in result["pareto"][:6]
         )
-        console.print(f"[dim]{translate('plan.pareto_line', lang)}[/dim] {front}")
+        console.print(f"{translate('plan.pareto_line', lang)} {front}", style="dim", markup=False)
     console.print(result["explanation"], markup=False)
     for skipped in result.get("skipped_gpus", []):
         console.print(f"[dim]{escape(translate('plan.skipped', lang, reason=skipped))}[/dim]")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from gpuplan.cli.checks import finite
+from gpuplan.cli.tables import WideOption
 
 if TYPE_CHECKING:
     from gpuplan.pricing.currency import ExchangeRates
@@ -136,6 +137,7 @@ def list_offers(
     fx: FxOption = None,
     fx_file: FxFileOption = None,
     json_output: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
     if context.invoked_subcommand is not None:
         return
@@ -155,23 +157,29 @@ def list_offers(
         print_json(entries)
         return
     from rich.markup import escape
-    from rich.table import Table
 
     from gpuplan.cli.output import console
+    from gpuplan.cli.tables import FitTable, print_table
+    from gpuplan.i18n import current_language
+    from gpuplan.report.plan import billing_label
     from gpuplan.units import format_duration
 
-    table = Table(
-        title="Rental offers (each plan: its price, then USD per GPU-hour and x the catalog median for the GPU)"
+    table = FitTable(
+        title="Rental offers (each plan: its price, then USD per GPU-hour and x the catalog median for the GPU)",
+        leading=1,
     )
-    for column in ("id", "provider", "GPUs", "plans", "observed"):
-        table.add_column(column)
+    table.add_column("id", key=True)
+    table.add_column("GPUs", key=True)
+    table.add_column("provider, machine, plans")
+    table.add_column("observed", drop=1)
     for entry, offer in zip(entries, offers, strict=True):
         plan_texts = []
         for plan_entry, plan in zip(entry["plans"], offer.plans, strict=True):
             period = format_duration(plan.price_period_seconds)
             ratio = plan_entry["vs_catalog_median"]
             plan_texts.append(
-                f"{plan.name}: {_money(plan.price, offer.currency)}/{plan.per}/{period} "
+                f"{billing_label(plan.name, current_language())}: "
+                f"{_money(plan.price, offer.currency)}/{plan.per}/{period} "
                 f"(${plan_entry['per_gpu_hour_usd']:.2f}/GPU-h"
                 + (f", {ratio:.2f}x median" if ratio is not None else "")
                 + (", estimate" if plan.provenance.is_estimate else "")
@@ -183,14 +191,13 @@ def list_offers(
                 escape(text)
                 for text in (
                     offer.id,
-                    offer.provider,
-                    f"{offer.gpus} x {offer.gpu}\n{machine_text(offer)}",
-                    "\n".join(plan_texts),
+                    f"{offer.gpus} x {offer.gpu}",
+                    "\n".join([f"{offer.provider}: {machine_text(offer)}", *plan_texts]),
                     "\n".join(observed),
                 )
             )
         )
-    console.print(table)
+    print_table(table)
     console.print(
         f"{len(entries)} offers. Medians use on-demand prices converted at dated exchange rates; "
         "`gpuplan offers --json` shows every source and fee."
@@ -363,6 +370,8 @@ IMPORT_LISTED = 20
 def _print_import(file: Path, label: str, result: Any, written: list[Any]) -> None:
     """What was imported, into which file, and what was skipped, one line per reason."""
     from gpuplan.cli.output import console
+    from gpuplan.i18n import current_language
+    from gpuplan.report.plan import billing_label
 
     for item in written:
         verb = "replaced" if item.replaced else "wrote"
@@ -374,7 +383,9 @@ def _print_import(file: Path, label: str, result: Any, written: list[Any]) -> No
         )
         for offer in item.offers[:IMPORT_LISTED]:
             plans = ", ".join(
-                f"{plan.mode} {plan.price} {plan.currency}/{plan.per}" for plan in offer.plans
+                f"{billing_label(plan.mode, current_language())} {plan.price} "
+                f"{plan.currency}/{plan.per}"
+                for plan in offer.plans
             )
             console.print(
                 f"  {offer.id}: {offer.gpus} x {offer.gpu}; {plans}",
@@ -484,6 +495,7 @@ def quote_command(
     fx: FxOption = None,
     fx_file: FxFileOption = None,
     json_output: JsonOption = False,
+    wide: WideOption = False,
     report: ReportOption = None,
     force: ForceOption = False,
     output_format: FormatOption = "table",
@@ -625,11 +637,18 @@ def _predicted_job(scenario: Path, offer: Any) -> dict[str, Any]:
     }
 
 
+def _unit(unit: str, quantity: Any) -> str:
+    """A quantity's unit in the singular for one: ``1 block``, ``2 blocks``."""
+    return unit[:-1] if unit.endswith("s") and float(quantity) == 1 else unit
+
+
 def _print_quote(result: dict[str, Any]) -> None:
     from rich.markup import escape
-    from rich.table import Table
 
     from gpuplan.cli.output import console
+    from gpuplan.cli.tables import FitTable, print_table
+    from gpuplan.i18n import current_language
+    from gpuplan.report.plan import billing_label
     from gpuplan.units import format_duration
 
     currency = result["currency"]
@@ -638,7 +657,8 @@ def _print_quote(result: dict[str, Any]) -> None:
         f"{result['gpus_per_instance']} {result['gpu']} for {format_duration(result['duration_seconds'])}"
     )
     console.print(
-        f"Cheapest billing mix per instance: [bold]{escape(result['billing_mix']['description'])}[/bold]"
+        "Cheapest billing mix per instance: "
+        f"[bold]{escape(billing_label(result['billing_mix']['description'], current_language()))}[/bold]"
     )
     if result["billing_mix"]["unused_seconds"]:
         console.print(
@@ -646,12 +666,12 @@ def _print_quote(result: dict[str, Any]) -> None:
         )
     from gpuplan.i18n import translate
 
-    table = Table()
-    table.add_column(translate("col.kind"))
+    table = FitTable()
+    table.add_column(translate("col.kind"), drop=1)
     table.add_column(translate("col.item"), max_width=34)
     table.add_column(translate("col.quantity"), justify="right")
-    table.add_column(translate("col.amount"), justify="right", no_wrap=True)
-    table.add_column(translate("col.observed"), no_wrap=True)
+    table.add_column(translate("col.amount"), justify="right", key=True)
+    table.add_column(translate("col.observed"), no_wrap=True, drop=2)
     hidden = 0
     for line in result["lines"]:
         if line["kind"] == "fee" and not line["amount"]:
@@ -661,12 +681,13 @@ def _print_quote(result: dict[str, Any]) -> None:
         if line["kind"] == "compute" and line["unit"] != "blocks":
             quantity_text = f"{format_duration(quantity)} billed"
         elif quantity is not None:
-            quantity_text = f"{float(quantity):,.4g} {line.get('unit', '')}"
+            quantity_text = f"{float(quantity):,.4g} {_unit(line.get('unit', ''), quantity)}"
         else:
             quantity_text = ""
+        item = str(line["item"])
         table.add_row(
             line["kind"],
-            escape(str(line["item"])),
+            escape(billing_label(item, current_language()) if line["kind"] == "compute" else item),
             quantity_text,
             _money(line["amount"], currency),
             line.get("observed", ""),
@@ -678,7 +699,7 @@ def _print_quote(result: dict[str, Any]) -> None:
         f"[bold]{_money(result['total'], currency)}[/bold]",
         "",
     )
-    console.print(table)
+    print_table(table)
     if hidden:
         console.print(
             f"{hidden} more fee items cost nothing here or have no public price (see --json)."
@@ -693,7 +714,8 @@ def _print_quote(result: dict[str, Any]) -> None:
         )
     )
     alone = ", ".join(
-        f"{entry['plan']} {_money(entry['total_compute'], currency)}"
+        f"{billing_label(entry['plan'], current_language())} "
+        f"{_money(entry['total_compute'], currency)}"
         for entry in result["plans_alone"]
     )
     console.print(f"Each plan alone (compute): {alone}")
@@ -728,6 +750,10 @@ def tco_command(
     fx: FxOption = None,
     fx_file: FxFileOption = None,
     json_output: JsonOption = False,
+    currency: Annotated[
+        str | None, typer.Option(help="Show amounts in CNY, USD or EUR (converted at dated rates).")
+    ] = None,
+    wide: WideOption = False,
     report: ReportOption = None,
     force: ForceOption = False,
     output_format: FormatOption = "table",
@@ -738,6 +764,11 @@ def tco_command(
 
     inputs = load_tco_file(file)
     rates = _rates(fx, fx_file)
+    given_currency = inputs.currency
+    if currency is not None:
+        from gpuplan.pricing.tco import in_currency
+
+        inputs = in_currency(inputs, currency.upper(), rates)
     book = _book(offers_file, None, rates) if inputs.rent_offer is not None else None
     result = jsonable(tco(inputs, rates, book))
     if json_output:
@@ -751,23 +782,32 @@ def tco_command(
         emit_report(lambda lang: build_tco_report(result, lang), report, output_format, force)
         if output_format == "md":
             return
-    from rich.table import Table
 
     from gpuplan.cli.output import console
     from gpuplan.i18n import translate
 
     currency = result["currency"]
-    table = Table(title=translate("tco.title", years=result["years"], currency=currency))
+    from gpuplan.cli.tables import FitTable, print_table
+    from gpuplan.i18n import format_amount
+
+    table = FitTable(title=translate("tco.title", years=result["years"], currency=currency))
     for column in ("col.year", "col.buy", "col.rent", "col.buy_minus_rent"):
-        table.add_column(translate(column), justify="right")
+        table.add_column(translate(column), justify="right", key=True)
     for row in result["table"]:
         table.add_row(
             str(row["year"]),
-            _money(row["buy_cumulative"], currency),
-            _money(row["rent_cumulative"], currency),
-            _money(row["buy_minus_rent"], currency),
+            *(
+                format_amount(row[key])
+                for key in ("buy_cumulative", "rent_cumulative", "buy_minus_rent")
+            ),
         )
-    console.print(table)
+    print_table(table)
+    from gpuplan.cli.conversion import conversion_line
+    from gpuplan.i18n import current_language
+
+    converted = conversion_line(rates, currency, {given_currency}, current_language())
+    if converted:
+        console.print(converted, style="dim", markup=False)
     buy = result["buy"]
     console.print(
         translate(
@@ -778,15 +818,16 @@ def tco_command(
             residual=_money(buy["residual_value"], currency),
         )
     )
+    saving = result["rent_saving"]
     console.print(
         translate(
-            "tco.total_line",
+            "tco.total_line" if saving >= 0 else "tco.total_line_buy",
             buy=_money(result["buy_total"], currency),
             rent=_money(result["rent_total"], currency),
-            saving=_money(result["rent_saving"], currency),
+            saving=_money(abs(saving), currency),
         )
         + (
-            f" ({float(result['rent_saving_share']):.0%})"
+            f" ({abs(float(result['rent_saving_share'])):.0%})"
             if result["rent_saving_share"] is not None
             else ""
         )
@@ -826,6 +867,7 @@ def audit_command(
     fx: FxOption = None,
     fx_file: FxFileOption = None,
     json_output: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
     from gpuplan.pricing.audit import audit, read_usage
     from gpuplan.pricing.offers import to_decimal
@@ -842,14 +884,20 @@ def audit_command(
         print_json(result)
         return
     from rich.markup import escape
-    from rich.table import Table
 
     from gpuplan.cli.output import console
 
     currency = result["currency"]
-    table = Table(title=escape(f"Recomputed bill: {result['offer']} ({result['plan']})"))
+    from gpuplan.cli.tables import FitTable, print_table
+
+    table = FitTable(title=escape(f"Recomputed bill: {result['offer']} ({result['plan']})"))
     for column in ("kind", "item", "quantity", "amount"):
-        table.add_column(column, justify="right" if column in ("quantity", "amount") else "left")
+        table.add_column(
+            column,
+            justify="right" if column in ("quantity", "amount") else "left",
+            key=column == "amount",
+            drop=1 if column == "kind" else None,
+        )
     for line in result["lines"]:
         if line["kind"] == "compute":
             table.add_row(
@@ -869,7 +917,7 @@ def audit_command(
                 escape(amount),
             )
     table.add_row("", "[bold]total[/bold]", "", f"[bold]{_money(result['total'], currency)}[/bold]")
-    console.print(table)
+    print_table(table)
     console.print(f"Fees are {float(result['hidden_fee_share']):.1%} of the recomputed total.")
     if "invoiced" in result:
         console.print(

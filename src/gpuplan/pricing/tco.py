@@ -26,7 +26,7 @@ Break-even month: the first month when cumulative rent reaches cumulative owning
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -82,6 +82,30 @@ class TCOInputs:
     rent_instances: int
     gpus: int | None
     sources: Mapping[str, str]
+
+
+def in_currency(inputs: TCOInputs, currency: str, rates: Any) -> TCOInputs:
+    """``inputs`` with every amount (capex, operations, refresh, the electricity price and the
+    monthly rent) converted to ``currency`` at ``rates`` (``pricing.currency.ExchangeRates``):
+    the comparison is linear in money, so its answer converts the same way."""
+    if currency == inputs.currency:
+        return inputs
+
+    def convert(amount: Decimal) -> Decimal:
+        return Decimal(rates.convert(amount, inputs.currency, currency))
+
+    power = inputs.power
+    if power is not None:
+        power = replace(power, price_per_kwh=convert(power.price_per_kwh))
+    return replace(
+        inputs,
+        currency=currency,
+        capex={item: convert(amount) for item, amount in inputs.capex.items()},
+        operations={item: convert(amount) for item, amount in inputs.operations.items()},
+        refresh_per_year=convert(inputs.refresh_per_year),
+        power=power,
+        rent_monthly=None if inputs.rent_monthly is None else convert(inputs.rent_monthly),
+    )
 
 
 LARGEST_TCO_FIGURE = Decimal("1e15")

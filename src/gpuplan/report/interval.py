@@ -17,7 +17,7 @@ def run_length_range(seconds: float, low: float, high: float) -> str:
 
 def money_range(low: float, high: float, currency: str, lang: str) -> str:
     """``($10,400–$14,600)``."""
-    return f"({format_money(low, currency, lang, 0)}–{format_money(high, currency, lang, 0)})"
+    return f"({format_money(low, currency, lang, None)}–{format_money(high, currency, lang, None)})"
 
 
 def with_range(cells: Mapping[str, str], key: str, separator: str = " ") -> str:

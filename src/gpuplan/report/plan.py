@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpuplan.catalog import datacenter_defaults
-from gpuplan.i18n import format_days, format_money, format_share, translate
+from gpuplan.i18n import format_money, format_share, translate
 from gpuplan.report import charts
 from gpuplan.report.assumptions import assumptions_section
 from gpuplan.report.common import generated_line, layout_text, warnings_section
@@ -224,7 +224,7 @@ def plan_cells(row: Mapping[str, Any], lang: str) -> dict[str, str]:
         "days_range": run_length_range(
             seconds, row["duration"]["seconds_low"], row["duration"]["seconds_high"]
         ),
-        "cost": format_money(cost["total"], cost["currency"], lang, 0)
+        "cost": format_money(cost["total"], cost["currency"], lang, None)
         if cost
         else translate("plan.gpu_hours", lang, hours=f"{row['gpu_hours']:,.0f}"),
         "cost_range": money_range(cost["total_low"], cost["total_high"], cost["currency"], lang)
@@ -233,11 +233,77 @@ def plan_cells(row: Mapping[str, Any], lang: str) -> dict[str, str]:
         "per_m_tok": format_money(cost["per_million_tokens"], cost["currency"], lang)
         if cost and cost["per_million_tokens"]
         else "-",
-        "billing": f"{cost['provider']}, {cost['billing_mix']}, {price_age_text(cost, lang)}"
+        "billing": f"{cost['provider']}, {billing_label(cost['billing_mix'], lang)}, "
+        f"{price_age_text(cost, lang)}"
         if cost
         else "",
+        "billing_short": f"{cost['provider']}, {billing_label(cost['billing_mix'], lang)}"
+        if cost
+        else "",
+        "price_age": short_price_age(cost, lang) if cost else "",
         "notes": "; ".join(notice_text(notice, lang) for notice in row.get("warnings", [])),
+        "other_notes": "; ".join(
+            notice_text(notice, lang)
+            for notice in row.get("warnings", [])
+            if not _is_price_notice(notice)
+        ),
     }
+
+
+PRICE_NOTICE_CODES = frozenset({"stale_price", "undated_price"})
+"""The notices that the price age of a row (``price 161 d``) already flags."""
+
+
+def _is_price_notice(notice: Any) -> bool:
+    return isinstance(notice, Mapping) and notice.get("code") in PRICE_NOTICE_CODES
+
+
+def billing_label(description: str, lang: str) -> str:
+    """A billing mix in words: each plan named by its mode (``10.82h per_minute``) reads as
+    that mode's label (``10.82h billed per minute``, ``按分钟计费``)."""
+    import re
+
+    from gpuplan.pricing.offers import PLAN_MODES
+
+    pattern = r"\b(" + "|".join(sorted(PLAN_MODES, key=len, reverse=True)) + r")\b"
+    return re.sub(pattern, lambda match: translate(f"billing.{match.group(1)}", lang), description)
+
+
+def short_price_age(cost: Mapping[str, Any], lang: str) -> str:
+    """``price 161 d``, ``price undated``, or empty without an age: the row's part of the
+    price notices, which a table states in full once (:func:`price_age_footnotes`)."""
+    if "price_age_days" not in cost:
+        return ""
+    if cost["price_date_quality"] == "undated":
+        return translate("plan.price_undated_short", lang)
+    return translate("plan.price_age_short", lang, days=cost["price_age_days"])
+
+
+def price_age_footnotes(plans: Sequence[Mapping[str, Any]], lang: str) -> list[str]:
+    """The price notices of ranked ``plans`` said once: which ranks pay a stale price, which an
+    undated one."""
+    from gpuplan.pricing.provenance import STALE_AFTER_DAYS
+
+    ranks: dict[str, list[str]] = {code: [] for code in sorted(PRICE_NOTICE_CODES)}
+    for rank, row in enumerate(plans, start=1):
+        for notice in row.get("warnings", []):
+            if _is_price_notice(notice):
+                ranks[notice["code"]].append(str(rank))
+    lines = []
+    if ranks["stale_price"]:
+        lines.append(
+            translate(
+                "plan.stale_prices",
+                lang,
+                ranks=", ".join(ranks["stale_price"]),
+                limit=STALE_AFTER_DAYS,
+            )
+        )
+    if ranks["undated_price"]:
+        lines.append(
+            translate("plan.undated_prices", lang, ranks=", ".join(ranks["undated_price"]))
+        )
+    return lines
 
 
 def price_age_text(cost: Mapping[str, Any], lang: str) -> str:
@@ -251,31 +317,11 @@ def price_age_text(cost: Mapping[str, Any], lang: str) -> str:
     )
 
 
-PLAN_COLUMNS = ("col.rank", "col.plan", "col.duration", "col.cost", "col.per_m_tok")
-
-
 def run_length(seconds: float, lang: str) -> str:
-    """``12.8 h`` under two days, ``3.4 days`` from there."""
-    from gpuplan.i18n import format_hours
+    """``12.8 h`` under two days, ``3.4 days`` from there (``i18n.format_run_length``)."""
+    from gpuplan.i18n import format_run_length
 
-    if seconds < 2 * 86400:
-        return format_hours(seconds / 3600, lang)
-    return format_days(seconds / 86400, lang)
-
-
-def plan_summary_lines(cells: Mapping[str, str]) -> list[str]:
-    """The ``plan`` column: what is rented, the machine, the layout and how it runs."""
-    lines = [
-        f"{cells['gpus']} · {cells['offer']}",
-        cells["machine"],
-        cells["layout"],
-        f"{cells['memory']} · {cells['speed']}",
-    ]
-    if cells["billing"]:
-        lines.append(cells["billing"])
-    if cells["notes"]:
-        lines.append("! " + cells["notes"])
-    return lines
+    return format_run_length(seconds, lang)
 
 
 def plans_section(result: Mapping[str, Any], lang: str) -> Section:

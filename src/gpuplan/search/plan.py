@@ -325,34 +325,44 @@ def explain(
                 priced = [row for row in feasible if row["cost"]]
                 if priced:
                     cheapest = min(priced, key=lambda row: float(row["cost"]["total"]))
+                    from gpuplan.i18n import format_money
+
+                    amount = format_money(
+                        cheapest["cost"]["total"], cheapest["cost"]["currency"], "en", None
+                    )
                     reasons.append(
-                        f"the cheapest, {cheapest['count']} x {cheapest['gpu']}, costs "
-                        f"{float(cheapest['cost']['total']):,.0f} {cheapest['cost']['currency']}"
+                        f"the cheapest, {cheapest['count']} x {cheapest['gpu']}, costs {amount}"
                     )
         if request.budget is not None:
             reasons.append(f"budget {request.budget}")
         if request.deadline_seconds is not None:
             reasons.append(f"deadline {format_duration(request.deadline_seconds)}")
         return "; ".join(reasons)
+    from gpuplan.i18n import format_money, format_run_length, money_digits
+
     top = plans[0]
     text = (
         f"{top['count']} x {top['gpu']} ({top['machine']['summary']}) wins on "
-        f"{request.objective}: {top['duration']['days']:.1f} days at "
+        f"{request.objective}: {format_run_length(top['duration']['seconds'], 'en')} at "
         f"{top['throughput']['mfu']:.0%} MFU"
     )
     if top["cost"]:
-        text += f" for {top['cost']['total']:,.0f} {top['cost']['currency']} at {top['cost']['provider']} ({top['cost']['billing_mix']})"
+        cost = top["cost"]
+        amount = format_money(cost["total"], cost["currency"], "en", None)
+        text += f" for {amount} at {cost['provider']} ({cost['billing_mix']})"
     if len(plans) > 1:
         second = plans[1]
         faster = second["duration"]["seconds"] < top["duration"]["seconds"]
         text += (
             f"; the runner-up, {second['count']} x {second['gpu']}, is "
-            f"{'faster' if faster else 'slower'} ({second['duration']['days']:.1f} days)"
+            f"{'faster' if faster else 'slower'} "
+            f"({format_run_length(second['duration']['seconds'], 'en')})"
         )
         if top["cost"] and second["cost"]:
             difference = float(second["cost"]["total"]) - float(top["cost"]["total"])
-            if abs(difference) < 0.5:
+            if abs(difference) < 0.5 * 10 ** -money_digits(top["cost"]["total"]):
                 text += " for the same cost"
             else:
-                text += f" and costs {abs(difference):,.0f} {top['cost']['currency']} {'more' if difference > 0 else 'less'}"
+                gap = format_money(abs(difference), top["cost"]["currency"], "en", None)
+                text += f" and costs {gap} {'more' if difference > 0 else 'less'}"
     return text
