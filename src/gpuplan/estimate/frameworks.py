@@ -448,22 +448,23 @@ class FrameworkProfile:
 
 
 _EAGER = KernelsPart()
+_MEGATRON_KERNELS = KernelsPart(
+    norm="fused",
+    swiglu="fused",
+    attention="cudnn",
+    repeat_kv=False,
+    loss="vocab-parallel",
+    tensor_parallel="megatron",
+    fused=True,
+    softmax_bytes_per_score=2.0,
+)
 PRESETS: dict[str, FrameworkProfile] = {
     "megatron": FrameworkProfile(
         name="megatron",
         weights=WeightsPart(),
         gradients=GradientsPart(),
         optimizer=OptimizerPart(),
-        kernels=KernelsPart(
-            norm="fused",
-            swiglu="fused",
-            attention="cudnn",
-            repeat_kv=False,
-            loss="vocab-parallel",
-            tensor_parallel="megatron",
-            fused=True,
-            softmax_bytes_per_score=2.0,
-        ),
+        kernels=_MEGATRON_KERNELS,
         buffers=BuffersPart(),
         offload=OffloadPart(),
         fragmentation=0.05,
@@ -536,15 +537,7 @@ PRESETS: dict[str, FrameworkProfile] = {
         weights=WeightsPart(),
         gradients=GradientsPart(),
         optimizer=OptimizerPart(step_temporaries=1),
-        kernels=KernelsPart(
-            norm="fused",
-            attention="flash2",
-            repeat_kv=False,
-            loss="vocab-parallel",
-            tensor_parallel="megatron",
-            fused=True,
-            softmax_bytes_per_score=2.0,
-        ),
+        kernels=replace(_MEGATRON_KERNELS, swiglu="eager", attention="flash2"),
         buffers=BuffersPart(),
         offload=OffloadPart(),
         fragmentation=0.05,

@@ -115,18 +115,11 @@ class MemoryEstimate:
 
 
 @dataclass(frozen=True)
-class Estimate:
+class Estimate(MemoryEstimate):
     """Memory, throughput, reliability and duration of one layout (``gpuplan.estimate``,
     ``gpuplan estimate --json``); ``framework`` and ``hardware`` describe what was modelled."""
 
-    memory: MemoryResult
     throughput: ThroughputResult
     reliability: ReliabilityResult
     duration: DurationResult
     interval: IntervalResult | None
-    strategy: StrategyResult
-    framework: dict[str, Any]
-    model: ModelResult
-    hardware: dict[str, Any]
-    job: BatchResult
-    warnings: list[Warning]
