@@ -6,7 +6,7 @@ duration formatting per language.
 gettext catalog of ``lang`` (``gpuplan/locale/<lang>/LC_MESSAGES/gpuplan.mo``, read with the
 standard library's :mod:`gettext` on first use) and fills ``{placeholders}`` with ``str.format``.
 English is the fallback for an unknown language and for a message without a translation. The
-CLI's language comes from ``--lang`` or the locale (``LC_ALL``, ``LC_MESSAGES``, ``LANG``); the
+CLI's language comes from ``--lang`` (on any command), ``GPUPLAN_LANG``, or the locale (``LC_ALL``, ``LC_MESSAGES``, ``LANG``); the
 web app's from ``?lang=``, a cookie, or ``Accept-Language``.
 """
 
@@ -26,6 +26,7 @@ DEFAULT_LANGUAGE = "en"
 CURRENCY_SYMBOLS = {"CNY": "¥", "USD": "$", "EUR": "€"}
 DOMAIN = "gpuplan"
 LOCALE_DIR = Path(__file__).parent / "locale"
+LANGUAGE_VARIABLE = "GPUPLAN_LANG"
 
 _current_language: str | None = None
 
@@ -39,9 +40,10 @@ def normalize_language(text: str | None) -> str | None:
 
 
 def language_from_environment(environ: Mapping[str, str] | None = None) -> str:
-    """The language of the POSIX locale (``LC_ALL``, ``LC_MESSAGES``, ``LANG``), English default."""
+    """``GPUPLAN_LANG``, else the language of the POSIX locale (``LC_ALL``, ``LC_MESSAGES``,
+    ``LANG``); English by default."""
     environ = os.environ if environ is None else environ
-    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+    for name in (LANGUAGE_VARIABLE, "LC_ALL", "LC_MESSAGES", "LANG"):
         value = environ.get(name)
         if value:
             return normalize_language(value) or DEFAULT_LANGUAGE

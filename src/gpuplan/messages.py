@@ -16,6 +16,97 @@ def message(key: str, english: str) -> tuple[str, str]:
 
 ENGLISH: dict[str, str] = dict(
     (
+        # help chrome (Typer's words)
+        message("help.arguments", "Arguments"),
+        message("help.options", "Options"),
+        message("help.commands", "Commands"),
+        message("help.error", "Error"),
+        message("help.default", "[default: {}]"),
+        message("help.envvar", "[env var: {}]"),
+        message("help.required", "[required]"),
+        message("help.deprecated", "(deprecated) "),
+        message("help.aborted", "Aborted."),
+        message("help.try_help", "Try [blue]'{command_path} {help_option}'[/] for help."),
+        message("cli.error", "error: {message}"),
+        # billing modes and plan names (terms.py)
+        message("billing.per_second", "per_second"),
+        message("billing.per_minute", "per_minute"),
+        message("billing.hourly", "hourly"),
+        message("billing.hourly_per_second", "hourly (per second)"),
+        message("billing.daily", "daily"),
+        message("billing.monthly", "monthly"),
+        message("billing.yearly", "yearly"),
+        message("billing.spot", "spot"),
+        message("billing.reserved", "reserved"),
+        message("billing.reserved_1y", "reserved 1y"),
+        message("billing.reserved_3y", "reserved 3y"),
+        message("billing.capacity_block", "capacity block"),
+        message("billing.nothing", "nothing to pay"),
+        # objectives, recompute, offload (terms.py)
+        message("objective.cost", "cost"),
+        message("objective.time", "time"),
+        message("objective.pareto", "pareto"),
+        message("recompute.selective", "selective recompute"),
+        message("recompute.full", "full recompute"),
+        message("offload.optimizer", "offload optimizer"),
+        message("offload.optimizer+params", "offload optimizer+params"),
+        # the machine an offer sells (hardware/topology.py)
+        message("machine.one_gpu", "1 GPU"),
+        message("machine.no_p2p", " (no P2P)"),
+        message("machine.no_network", "no cluster network"),
+        message("machine.separator", ", "),
+        # why the search chose its plan (search/reasons.py)
+        message("reason.separator", "; "),
+        message(
+            "reason.top",
+            "{count} x {gpu} ({machine}) wins on {objective}: {days} days at {mfu} MFU",
+        ),
+        message(
+            "reason.top_priced",
+            "{count} x {gpu} ({machine}) wins on {objective}: {days} days at {mfu} MFU "
+            "for {cost} at {provider} ({billing})",
+        ),
+        message("reason.runner_up", "the runner-up, {count} x {gpu}, is {pace} ({days} days)"),
+        message(
+            "reason.runner_up_priced",
+            "the runner-up, {count} x {gpu}, is {pace} ({days} days){cost_clause}",
+        ),
+        message("reason.faster", "faster"),
+        message("reason.slower", "slower"),
+        message("reason.same_cost", " for the same cost"),
+        message("reason.costs_more", " and costs {cost} more"),
+        message("reason.costs_less", " and costs {cost} less"),
+        message(
+            "reason.host_short",
+            "nothing fits: {count} x {gpu} fits the GPUs only with CPU offload, which keeps "
+            "{peak_ram} per node in host memory against {usable_ram} usable RAM",
+        ),
+        message(
+            "reason.gpu_short",
+            "nothing fits: the closest is {count} x {gpu} at {peak_bytes} per GPU against "
+            "{usable_bytes} usable (short by {short_bytes})",
+        ),
+        message(
+            "reason.offload_would_fit",
+            "with CPU offload {count} x {gpu} would fit the GPUs but needs {peak_ram} of host "
+            "memory per node against {usable_ram} usable",
+        ),
+        message("reason.hints", "what would make it fit: {hints}"),
+        message("reason.hint_more_ram", "an instance with more than {ram} RAM"),
+        message("reason.hint_lora", "fine-tune with method: qlora or lora"),
+        message("reason.hint_more_gpus", "allow more GPUs (--max-gpus above {max_gpus})"),
+        message("reason.hint_recompute", "let the search choose recompute: full"),
+        message("reason.hint_offload", "let the search offload the optimizer"),
+        message(
+            "reason.hint_unlisted_network", "--allow-unlisted-network to join single-GPU offers"
+        ),
+        message("reason.hint_shorter", "shorten seq_len or lower the headroom"),
+        message("reason.no_plan", "no plan meets the limits"),
+        message("reason.fastest", "the fastest feasible plan, {count} x {gpu}, takes {days} days"),
+        message("reason.cheapest", "the cheapest, {count} x {gpu}, costs {cost}"),
+        message("reason.budget", "budget {budget}"),
+        message("reason.deadline", "deadline {deadline_seconds}"),
+        message("reason.skipped_gpu", "{reason}"),
         # languages
         message("lang.en", "English"),
         message("lang.zh", "中文"),

@@ -98,7 +98,7 @@ def bench(
         str | None,
         typer.Option(
             "--storage-size",
-            help="Bytes to write and read (default 16GiB, quick 2GiB; at most 10 % of the free space).",
+            help="Bytes to write and read (default 16GiB, quick 2GiB; at most a tenth of the free space).",
         ),
     ] = None,
     storage_claim: Annotated[

@@ -15,6 +15,7 @@ from gpuplan.errors import InputError
 from gpuplan.i18n import translate
 from gpuplan.report.document import Report
 from gpuplan.report.html import render_body, render_html
+from gpuplan.terms import billing_name
 from gpuplan.web import services
 from gpuplan.web.encoding import jsonable
 from gpuplan.web.inputs import (
@@ -386,7 +387,7 @@ def catalog_page(request: Request) -> HTMLResponse:
             offer["provider"],
             f"{offer['gpus']} x {offer['gpu']}",
             "; ".join(
-                f"{plan['name']}: {plan['price']} {offer['currency']}/{plan['per']}"
+                f"{billing_name(plan['name'], lang)}: {plan['price']} {offer['currency']}/{plan['per']}"
                 for plan in offer["plans"]
             ),
             offer["observed"],
