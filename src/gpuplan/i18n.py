@@ -102,6 +102,18 @@ def translate(key: str, lang: str | None = None, **values: object) -> str:
     return template.format(**values) if values else template
 
 
+@cache
+def _keys_by_english() -> dict[str, str]:
+    return {english: key for key, english in ENGLISH.items() if "{" not in english}
+
+
+def translate_text(text: str, lang: str | None = None) -> str:
+    """``text`` in ``lang`` when it is the English of a message without placeholders (a default
+    kept in a result as its words, such as an assumption's source); other text as it is."""
+    key = _keys_by_english().get(text)
+    return translate(key, lang) if key else text
+
+
 def format_number(value: float | Decimal, digits: int = 0) -> str:
     """Thousands separators and fixed decimals: ``1,234.5``; the same in both languages."""
     return f"{Decimal(str(value)):,.{digits}f}" if digits >= 0 else f"{value:,}"

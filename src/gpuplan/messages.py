@@ -42,6 +42,10 @@ ENGLISH: dict[str, str] = dict(
         message("billing.reserved_3y", "reserved 3y"),
         message("billing.capacity_block", "capacity block"),
         message("billing.nothing", "nothing to pay"),
+        # quote line kinds (terms.py)
+        message("kind.compute", "compute"),
+        message("kind.fee", "fee"),
+        message("kind.discount", "discount"),
         # objectives, recompute, offload (terms.py)
         message("objective.cost", "cost"),
         message("objective.time", "time"),
@@ -107,6 +111,75 @@ ENGLISH: dict[str, str] = dict(
         message("reason.budget", "budget {budget}"),
         message("reason.deadline", "deadline {deadline_seconds}"),
         message("reason.skipped_gpu", "{reason}"),
+        # catalog commands (models, model, gpus, gpu)
+        message(
+            "catalog.models_title", "Built-in models (parameters counted from the architecture)"
+        ),
+        message("catalog.model.name", "name"),
+        message("catalog.model.family", "family"),
+        message("catalog.model.params", "params"),
+        message("catalog.model.active", "active"),
+        message("catalog.model.layers", "layers"),
+        message("catalog.model.hidden", "hidden"),
+        message("catalog.model.heads_kv", "heads/kv"),
+        message("catalog.model.vocab", "vocab"),
+        message("catalog.model.context", "context"),
+        message("catalog.model_header", "{name}  family {family}"),
+        message("catalog.arch.layers", "layers"),
+        message("catalog.arch.hidden", "hidden size"),
+        message("catalog.arch.heads", "attention heads / KV heads"),
+        message("catalog.arch.head_dim", "head dim"),
+        message("catalog.arch.ffn", "FFN width"),
+        message("catalog.arch.gated", "gated (SwiGLU/GeGLU)"),
+        message("catalog.arch.plain", "plain"),
+        message("catalog.arch.vocab", "vocabulary"),
+        message("catalog.arch.embeddings", "embeddings"),
+        message("catalog.arch.tied", "tied"),
+        message("catalog.arch.untied", "untied"),
+        message("catalog.arch.positions", "positions"),
+        message("catalog.arch.norm", "norm"),
+        message("catalog.arch.norm_value", "{norm}, {count} per layer"),
+        message("catalog.arch.experts", "experts"),
+        message(
+            "catalog.arch.experts_value",
+            "{experts} routed, {per_token} per token, width {width}, {layers} MoE layers",
+        ),
+        message("catalog.arch.attention", "attention"),
+        message("catalog.arch.mla_value", "multi-head latent (kv rank {kv_rank}, q rank {q_rank})"),
+        message("catalog.parameters_title", "Parameters"),
+        message("catalog.active_per_token", "active per token"),
+        message("params.embeddings", "embeddings"),
+        message("params.attention", "attention"),
+        message("params.mlp", "mlp"),
+        message("params.experts", "experts"),
+        message("params.norms", "norms"),
+        message("params.head", "head"),
+        message("params.vision", "vision"),
+        message(
+            "catalog.gpus_title",
+            "Built-in GPUs (dense peak TFLOP/s; memory in GiB and as the vendor labels it)",
+        ),
+        message("catalog.gpu.link", "link (one way)"),
+        message("gpu.memory_value", "{binary} = {decimal} (vendor: {quoted})"),
+        message("gpu.unknown", "unknown"),
+        message("gpu.memory_bandwidth", "memory bandwidth"),
+        message("gpu.dense_peak", "dense {dtype} peak"),
+        message("gpu.vendor_bidirectional", " (vendor: {bandwidth} bidirectional)"),
+        message("gpu.intra_node_link", "intra-node link (one way)"),
+        message("gpu.nvlink_domain", "NVLink/fabric domain"),
+        message("gpu.count", "{count} GPUs"),
+        message("gpu.pcie_generation", "PCIe generation"),
+        message("gpu.per_node", "GPUs per node"),
+        message("gpu.purchase_price", "purchase price (indicative)"),
+        message("gpu.spec", "spec"),
+        message("gpu.other_source", "source (where not the main one)"),
+        message("gpu.source_line", "Source: {source}, observed {observed}"),
+        message(
+            "gpu.no_datasheet",
+            "No vendor datasheet behind these dense figures; treat as indicative.",
+        ),
+        message("gpu.speed_not_predicted", "Speed not predicted:"),
+        message("gpu.no_offer", "No built-in offer: {reason} ({source}, {observed})"),
         # languages
         message("lang.en", "English"),
         message("lang.zh", "中文"),
@@ -272,6 +345,30 @@ ENGLISH: dict[str, str] = dict(
         ),
         # quote
         message("quote.header", "{offer} ({provider}): {instances} x {gpus} {gpu} for {duration}"),
+        message(
+            "notice.discount_not_applied", "{kind} discount exists but is not applied ({details})"
+        ),
+        message("notice.no_public_figure", "no public figure"),
+        message(
+            "notice.own_tax_rate", "the offer charges its own tax rate; --tax-rate is not applied"
+        ),
+        message("notice.tax_included", "the offer's prices include tax; --tax-rate adds it again"),
+        message(
+            "notice.tax_excluded",
+            "prices exclude tax (sales tax, VAT or GST): pass --tax-rate to add it",
+        ),
+        message(
+            "notice.spot_not_cheaper", "spot price is not below on-demand: treat as no spot offer"
+        ),
+        message("notice.estimated_price", "plan {plan!r} is an estimate, not a published price"),
+        message("notice.undated_plan", "plan {plan!r} comes from an undated source ({observed})"),
+        message(
+            "source.assumed_reclaims",
+            "assumed: one reclaim a day per instance (the offer states no rate)",
+        ),
+        message(
+            "source.assumed_restart", "assumed: 30 minutes lost per interruption (no job to model)"
+        ),
         message("quote.mix", "Cheapest billing mix per instance: {mix}"),
         message("quote.unused", "(paid but unused: {duration})"),
         message("quote.billed", "{duration} billed"),
@@ -290,6 +387,32 @@ ENGLISH: dict[str, str] = dict(
         message(
             "quote.converted", "Converted {source} to {target} at {rate} ({origin}, {observed})"
         ),
+        # offers
+        message(
+            "offers.title",
+            "Rental offers (each plan: its price, then USD per GPU-hour and x the catalog median "
+            "for the GPU)",
+        ),
+        message("offers.plans", "plans"),
+        message("offers.vs_median", "{ratio}x median"),
+        message("offers.estimate", "estimate"),
+        message(
+            "offers.footer",
+            "{count} offers. Medians use on-demand prices converted at dated exchange rates; "
+            "`gpuplan offers --json` shows every source and fee.",
+        ),
+        message("offers.no_topology", "topology not stated"),
+        message("offers.min_instances", "; from {count} instances"),
+        message("per.instance", "instance"),
+        message("per.gpu", "gpu"),
+        message("cli.note", "note: {note}"),
+        message("cli.warning", "warning:"),
+        # audit
+        message("audit.title", "Recomputed bill: {offer} ({plan})"),
+        message("audit.row", "row {row} {instance} {start} → {stop}"),
+        message("audit.billed_seconds", "{seconds} s billed"),
+        message("audit.fees_line", "Fees are {share} of the recomputed total."),
+        message("audit.invoice_line", "Invoice {invoiced} minus recomputed: {difference}"),
         # tco
         message("tco.title", "Buy versus rent over {years} years ({currency}, cumulative)"),
         message(

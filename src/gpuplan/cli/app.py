@@ -100,5 +100,7 @@ def main() -> None:
     try:
         app(prog_name=PROGRAM_NAME)
     except InputError as error:
-        typer.echo(f"error: {error}", err=True)
+        from gpuplan.i18n import translate
+
+        typer.echo(translate("cli.error", message=error), err=True)
         sys.exit(BAD_INPUT)

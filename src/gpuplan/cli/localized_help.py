@@ -91,7 +91,9 @@ def localize(command: click.Command, lang: str) -> None:
     English is kept on the command, so a second call can switch back."""
     localize_typer_words(lang)
     for each in _commands(command):
-        english: dict[str, Any] = each.__dict__.setdefault(_ENGLISH, _help_texts(each))
+        english: dict[tuple[Any, str], str | None] = each.__dict__.setdefault(
+            _ENGLISH, _help_texts(each)
+        )
         for (owner, attribute), text in english.items():
             setattr(owner, attribute, translate_help(text, lang))
 
