@@ -216,11 +216,12 @@ def test_days_and_hours_words():
 
 
 def _visible_text(html: str) -> str:
-    """The words a reader sees: tags, styles and entities removed, spaces collapsed."""
+    """The words a reader sees: tags, styles, entities and the contents of form fields (the
+    user's input, such as an example TOML file) removed, spaces collapsed."""
     import html as entities
     import re
 
-    body = re.sub(r"<(style|script)\b.*?</\1>", " ", html, flags=re.S | re.I)
+    body = re.sub(r"<(style|script|textarea)\b.*?</\1>", " ", html, flags=re.S | re.I)
     return " ".join(entities.unescape(re.sub(r"<[^>]+>", " ", body)).split())
 
 

@@ -349,6 +349,7 @@ ENGLISH: dict[str, str] = dict(
             "notice.discount_not_applied", "{kind} discount exists but is not applied ({details})"
         ),
         message("notice.no_public_figure", "no public figure"),
+        message("claims.seed_article", "seed article"),
         message(
             "notice.own_tax_rate", "the offer charges its own tax rate; --tax-rate is not applied"
         ),

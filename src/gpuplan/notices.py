@@ -54,9 +54,15 @@ class Notice:
     values: Mapping[str, Any] = field(default_factory=dict)
 
     def text(self, lang: str = "en") -> str:
-        from gpuplan.i18n import translate
+        """The notice in ``lang``; a value that is the English of a message (a catalog claim
+        such as ``seed article``) is translated too."""
+        from gpuplan.i18n import translate, translate_text
 
-        return translate(f"notice.{self.code}", lang, **self.values)
+        values = {
+            name: translate_text(value, lang) if isinstance(value, str) else value
+            for name, value in self.values.items()
+        }
+        return translate(f"notice.{self.code}", lang, **values)
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "values": dict(self.values), "text": self.text("en")}

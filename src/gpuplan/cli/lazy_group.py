@@ -128,6 +128,13 @@ class LazyCommandGroup(TyperGroup):
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         click.Command.format_help(self, ctx, formatter)
 
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [row for param in self.get_params(ctx) if (row := param.get_help_record(ctx))]
+        if rows:
+            with formatter.section(translate("help.options")):
+                formatter.write_dl(rows)
+        self.format_commands(ctx, formatter)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         shown = {
             name: info
