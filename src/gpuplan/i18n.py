@@ -75,7 +75,7 @@ def set_language(language: str | None) -> None:
     if language is not None and normalize_language(language) is None:
         from gpuplan.errors import InputError
 
-        raise InputError(f"--lang: expected one of {', '.join(LANGUAGES)}, got {language!r}")
+        raise InputError.of("error.lang", accepted=", ".join(LANGUAGES), value=repr(language))
     _current_language = normalize_language(language)
 
 

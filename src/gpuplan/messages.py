@@ -407,6 +407,55 @@ ENGLISH: dict[str, str] = dict(
         message("per.instance", "instance"),
         message("per.gpu", "gpu"),
         message("cli.note", "note: {note}"),
+        # errors (errors.InputError.of)
+        message("error.lang", "--lang: expected one of {accepted}, got {value}"),
+        message("error.unit", "cannot read {value} as {kind}; accepted forms: {accepted}"),
+        message("unit_kind.tokens", "a token count"),
+        message("unit_kind.duration", "a duration"),
+        message("unit_kind.bytes", "a size in bytes"),
+        message("unit_kind.bandwidth", "a bandwidth"),
+        message("unit_kind.flops", "a FLOP/s rate"),
+        message("unit_kind.price", "a price"),
+        message("name_kind.model", "model"),
+        message(
+            "unit_forms.tokens",
+            "a count with an optional K/M/B/T suffix: 20B, 1.5T, 300M, 15e12, 4096",
+        ),
+        message(
+            "unit_forms.duration",
+            "a number with s, m(in), h, d, w, mo or y: 90m, 12h, 30d, 6w, 3mo, 1y",
+        ),
+        message(
+            "unit_forms.bytes",
+            "a number with B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024)",
+        ),
+        message(
+            "unit_forms.bandwidth",
+            "bits per second (400Gbps, 400Gb/s) or bytes per second (50GB/s, 25GiB/s)",
+        ),
+        message(
+            "unit_forms.flops",
+            "a number with FLOPS or FLOP/s and an optional prefix: 989TFLOPS, 1.98 PFLOP/s, 3e14",
+        ),
+        message(
+            "unit_forms.money",
+            "an amount with a currency (¥, $, €, CNY, USD, EUR) and an optional period (/s, /min, /h, /hr, /hour, /day, /week, /month, /year): ¥1.86/h, 1.86 CNY/hour, $2.49/hr",
+        ),
+        message("error.not_a_table", "{where}: expected a table of {accepted}"),
+        message("error.unknown_key", "{where}{key}: unknown key; accepted: {accepted}"),
+        message(
+            "error.unknown_key_hint",
+            "{where}{key}: unknown key (did you mean {close}?); accepted: {accepted}",
+        ),
+        message(
+            "error.not_a_number", "{field}: expected a number from {low} to {high}, got {value}"
+        ),
+        message("error.out_of_range", "{field}: {value} is outside {low} to {high}"),
+        message("error.unknown_name", "unknown {kind} {name} (`gpuplan {command}` lists them)"),
+        message(
+            "error.unknown_name_hint",
+            "unknown {kind} {name}; did you mean {close}? (`gpuplan {command}` lists them)",
+        ),
         message("cli.warning", "warning:"),
         # audit
         message("audit.title", "Recomputed bill: {offer} ({plan})"),

@@ -100,7 +100,8 @@ def main() -> None:
     try:
         app(prog_name=PROGRAM_NAME)
     except InputError as error:
-        from gpuplan.i18n import translate
+        from gpuplan.i18n import current_language, translate
 
-        typer.echo(translate("cli.error", message=error), err=True)
+        message = error.text(current_language())
+        typer.echo(translate("cli.error", message=message), err=True)
         sys.exit(BAD_INPUT)
