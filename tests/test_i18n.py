@@ -204,6 +204,8 @@ def test_money_has_symbol_separators_and_chinese_units():
     assert i18n.format_money(9_840_000, "CNY", "zh", compact=True) == "¥984.00万"
     assert i18n.format_money(3.2e8, "CNY", "zh", compact=True) == "¥3.20亿"
     assert i18n.format_money(9_840_000, "CNY", "en", compact=True) == "¥9,840,000"
+    assert i18n.format_money(389_300, "USD", "zh", compact=True) == "$389,300.00"
+    assert i18n.format_money(3.2e8, "EUR", "zh", compact=True, digits=0) == "€320,000,000"
     assert i18n.format_money(None, "CNY") == "-"
     assert i18n.format_money(5, "GBP", "en") == "5.00 GBP"
 

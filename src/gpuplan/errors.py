@@ -16,7 +16,7 @@ class InputError(ValueError):
     values: Mapping[str, object] = {}
 
     @classmethod
-    def of(cls, key: str, **values: object) -> Self:
+    def of(cls, key: str, /, **values: object) -> Self:
         """The error whose text is message ``key`` (``gpuplan.messages``) filled with ``values``."""
         from gpuplan.i18n import translate
 

@@ -90,7 +90,7 @@ def translations(language: str) -> gettext.NullTranslations:
     return gettext.translation(DOMAIN, LOCALE_DIR, languages=[language], fallback=True)
 
 
-def translate(key: str, lang: str | None = None, **values: object) -> str:
+def translate(key: str, lang: str | None = None, /, **values: object) -> str:
     """The message ``key`` in ``lang`` (the current language by default), formatted with
     ``values``. A message without a translation falls back to English; an unknown key is
     returned as it is, so a slip shows on the page instead of crashing it."""
@@ -138,11 +138,14 @@ def format_money(
     digits: int = 2,
     compact: bool = False,
 ) -> str:
-    """``¥1,100.00`` / ``$2.49``; with ``compact`` in Chinese, ``¥984.00万``."""
+    """``¥1,100.00`` / ``$2.49``; with ``compact`` in Chinese, yuan in 万 and 亿 (``¥984.00万``),
+    other currencies with thousands separators (``$389,300.00``, never ``$38.93万``): a Chinese
+    reader counts yuan in 万, and a dollar sign before 万 reads as yuan."""
     if amount is None:
         return "-"
     symbol = CURRENCY_SYMBOLS.get(currency)
-    text = format_large(amount, lang, digits) if compact else format_number(amount, digits)
+    in_wan = compact and currency == "CNY"
+    text = format_large(amount, lang, digits) if in_wan else format_number(amount, digits)
     if symbol:
         return f"-{symbol}{text[1:]}" if text.startswith("-") else f"{symbol}{text}"
     return f"{text} {currency}"
