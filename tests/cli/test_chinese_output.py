@@ -276,3 +276,28 @@ def test_an_unknown_language_is_bad_input_on_any_command(entry_point):
 def test_the_allow_list_lets_ids_pass_and_catches_prose():
     assert english_words("16 x b200-sxm-180gb，MFU 50%，tp2 pp4") == []
     assert english_words("按 cost 排序，the runner-up is faster") == ["cost", "the", "is", "faster"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "chinese"),
+    [
+        (("plan", "--lang", "zh", "--model", "llama-3.1-8x"), "未知的模型 'llama-3.1-8x'；是不是"),
+        (("plan", "--lang", "zh", "--model", "llama-3.1-8b", "--tokens", "5x"), "无法把 '5x' 读作token 数"),
+        (("models", "--lang", "klingon"), "--lang"),
+    ],
+)  # fmt: skip
+def test_errors_are_one_line_in_the_readers_language(entry_point, arguments, chinese):
+    result = entry_point(*arguments)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and chinese in result.stderr
+
+
+def test_an_error_keeps_its_english_text_and_renders_in_any_language():
+    from gpuplan.errors import InputError
+    from gpuplan.units import parse_duration
+
+    with pytest.raises(InputError) as raised:
+        parse_duration("soon")
+    assert str(raised.value).startswith("cannot read 'soon' as a duration; accepted forms: ")
+    assert raised.value.text("zh").startswith("无法把 'soon' 读作时长；可接受的写法：数字加")
+    assert InputError("plain sentence").text("zh") == "plain sentence"

@@ -240,7 +240,9 @@ def plan_cells(row: Mapping[str, Any], lang: str) -> dict[str, str]:
         f"{price_age_text(cost, lang)}"
         if cost
         else "",
-        "notes": "; ".join(notice_text(notice, lang) for notice in row.get("warnings", [])),
+        "notes": translate("reason.separator", lang).join(
+            notice_text(notice, lang) for notice in row.get("warnings", [])
+        ),
     }
 
 

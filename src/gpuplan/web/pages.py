@@ -218,7 +218,7 @@ def _plan_answer(fields: dict[str, str], upload: bytes | None, lang: str) -> tup
         body += _result_block(result, build, "plan", lang)
         status = 200
     except InputError as error:
-        body += error_box(str(error), lang)
+        body += error_box(error.text(lang), lang)
         status = 400
     return page(translate("web.nav.plan", lang), lang, "plan", body, "/plan"), status
 
@@ -268,7 +268,7 @@ def _estimate_answer(fields: dict[str, str], upload: bytes | None, lang: str) ->
         body += _result_block(result, build, "estimate", lang)
         status = 200
     except InputError as error:
-        body += error_box(str(error), lang)
+        body += error_box(error.text(lang), lang)
         status = 400
     html = page(translate("web.nav.estimate", lang), lang, "estimate", body, "/estimate")
     return html, status
@@ -315,7 +315,7 @@ def _quote_answer(fields: dict[str, str], _: bytes | None, lang: str) -> tuple[s
         body += _result_block(result, build, "quote", lang)
         status = 200
     except InputError as error:
-        body += error_box(str(error), lang)
+        body += error_box(error.text(lang), lang)
         status = 400
     return page(translate("web.nav.quote", lang), lang, "quote", body, "/quote"), status
 
@@ -351,7 +351,7 @@ def _tco_answer(fields: dict[str, str], _: bytes | None, lang: str) -> tuple[str
         body += _result_block(result, build, "tco", lang)
         status = 200
     except InputError as error:
-        body += error_box(str(error), lang)
+        body += error_box(error.text(lang), lang)
         status = 400
     return page(translate("web.nav.tco", lang), lang, "tco", body, "/tco"), status
 
