@@ -19,6 +19,7 @@ from gpuplan.cli.report_options import (
     emit_report,
     wants_report,
 )
+from gpuplan.i18n import translate
 
 BENCH_INSTALL_HELP = (
     r"pip install 'gpuplan\[bench]' from a package index, pip install -e '.\[bench]' in a clone"
@@ -275,8 +276,19 @@ def _show_result(result: dict[str, Any], json_output: bool) -> None:
     )
     console.print(f"command: {header['command']}", highlight=False, markup=False)
     table = Table(show_lines=False)
-    for column in ("figure", "measured", "spec", "ratio", "reference", "ratio ", "verdict"):
-        table.add_column(column, justify="left" if column in ("figure", "verdict") else "right")
+    for column in (
+        "figure",
+        "measured",
+        "spec",
+        "ratio",
+        "reference",
+        "ratio_reference",
+        "verdict",
+    ):
+        table.add_column(
+            translate(f"bench.col.{column}"),
+            justify="left" if column in ("figure", "verdict") else "right",
+        )
     for figure in result["figures"]:
         style = VERDICT_STYLES[figure["verdict"]]
         table.add_row(
@@ -325,7 +337,7 @@ def history(
 
     table = Table()
     for column in ("id", "date", "host", "device", "gpu", "method", "verdict", "command"):
-        table.add_column(column)
+        table.add_column(translate(f"bench.col.{column}"))
     for run in runs:
         style = VERDICT_STYLES.get(run.worst_verdict, "")
         table.add_row(
@@ -400,8 +412,8 @@ def _print_comparison(result: dict[str, Any], run_id: int, chosen: Any) -> None:
         f"run {run_id} against offer {chosen.id} ({chosen.gpus} x {result['gpu']})", markup=False
     )
     table = Table()
-    for column in ("item", "advertised", "measured", "ratio", "reference ratio", "verdict"):
-        table.add_column(column)
+    for column in ("item", "advertised", "measured", "ratio", "reference_ratio", "verdict"):
+        table.add_column(translate(f"bench.col.{column}"))
     for check in result["checks"]:
         style = VERDICT_STYLES[check["verdict"]]
         table.add_row(
