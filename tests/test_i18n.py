@@ -17,6 +17,7 @@ from babel.messages.frontend import parse_keywords, parse_mapping_cfg
 from babel.messages.pofile import read_po
 
 from gpuplan import i18n
+from gpuplan.cli.localized_help import HELP_CONTEXT
 from gpuplan.messages import ENGLISH
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,18 +31,30 @@ def _placeholders(template: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
-def _extracted() -> dict[str, str]:
-    """Every message marked in src/gpuplan, by Babel's extractor: key (msgctxt) -> English."""
+def _extraction() -> tuple[dict[str, str], set[str]]:
+    """Every message marked in src/gpuplan and every help text of every command, by Babel's
+    extractor with babel.cfg's methods: (key (msgctxt) -> English, help texts)."""
     with (ROOT / "babel.cfg").open(encoding="utf-8") as mapping:
         method_map, options_map = parse_mapping_cfg(mapping)
     found: dict[str, str] = {}
+    help_texts: set[str] = set()
     for _, _, msgid, _, context in extract_from_dir(
         PACKAGE, method_map, options_map, keywords=KEYWORDS, comment_tags=()
     ):
         assert context, f"message {msgid!r} is marked without a key"
+        if context == HELP_CONTEXT:
+            help_texts.add(msgid)
+            continue
         assert found.setdefault(context, msgid) == msgid, f"key {context} has two texts"
-        found[context] = msgid
-    return found
+    return found, help_texts
+
+
+def _extracted() -> dict[str, str]:
+    return _extraction()[0]
+
+
+def _extracted_help() -> set[str]:
+    return _extraction()[1]
 
 
 def _po_path(language: str) -> Path:
@@ -54,8 +67,18 @@ def _catalog(language: str):
 
 
 def _entries(language: str) -> dict[str, tuple[str, str]]:
-    """key -> (English, translation) of every message in the language's .po file."""
-    return {m.context: (m.id, m.string) for m in _catalog(language) if m.id}
+    """key -> (English, translation) of every message in the language's .po file, help texts
+    aside."""
+    return {
+        m.context: (m.id, m.string)
+        for m in _catalog(language)
+        if m.id and m.context != HELP_CONTEXT
+    }
+
+
+def _help_entries(language: str) -> dict[str, str]:
+    """English help text -> translation, from the language's .po file."""
+    return {m.id: m.string for m in _catalog(language) if m.id and m.context == HELP_CONTEXT}
 
 
 def test_the_extractor_finds_every_message():
@@ -72,6 +95,9 @@ def test_every_extracted_message_is_translated(language):
     ]
     fuzzy = [m.context for m in _catalog(language) if m.id and m.fuzzy]
     assert not untranslated, f"{language}: no translation of {untranslated}"
+    help_entries = _help_entries(language)
+    help_untranslated = sorted(text for text in _extracted_help() if not help_entries.get(text))
+    assert not help_untranslated, f"{language}: help without a translation: {help_untranslated}"
     assert not fuzzy, f"{language}: fuzzy (unchecked) translations of {fuzzy}"
 
 
@@ -79,6 +105,8 @@ def test_every_extracted_message_is_translated(language):
 def test_the_catalog_holds_no_stale_message(language):
     stale = sorted(set(_entries(language)) - set(ENGLISH))
     assert not stale, f"{language}: messages no longer in the source: {stale}"
+    stale_help = sorted(set(_help_entries(language)) - _extracted_help())
+    assert not stale_help, f"{language}: help texts no longer in the source: {stale_help}"
 
 
 @pytest.mark.parametrize("language", TRANSLATED)
@@ -101,6 +129,9 @@ def test_the_shipped_mo_is_compiled_from_the_po(language):
         compiled = dict(gettext.GNUTranslations(mo)._catalog)  # type: ignore[attr-defined]
     compiled.pop("", None)
     expected = {f"{key}\x04{english}": text for key, (english, text) in _entries(language).items()}
+    expected |= {
+        f"{HELP_CONTEXT}\x04{english}": text for english, text in _help_entries(language).items()
+    }
     assert compiled == expected, "run: pybabel compile -d src/gpuplan/locale -D gpuplan"
 
 
@@ -173,6 +204,8 @@ def test_money_has_symbol_separators_and_chinese_units():
     assert i18n.format_money(9_840_000, "CNY", "zh", compact=True) == "¥984.00万"
     assert i18n.format_money(3.2e8, "CNY", "zh", compact=True) == "¥3.20亿"
     assert i18n.format_money(9_840_000, "CNY", "en", compact=True) == "¥9,840,000"
+    assert i18n.format_money(389_300, "USD", "zh", compact=True) == "$389,300.00"
+    assert i18n.format_money(3.2e8, "EUR", "zh", compact=True, digits=0) == "€320,000,000"
     assert i18n.format_money(None, "CNY") == "-"
     assert i18n.format_money(5, "GBP", "en") == "5.00 GBP"
 
@@ -185,11 +218,12 @@ def test_days_and_hours_words():
 
 
 def _visible_text(html: str) -> str:
-    """The words a reader sees: tags, styles and entities removed, spaces collapsed."""
+    """The words a reader sees: tags, styles, entities and the contents of form fields (the
+    user's input, such as an example TOML file) removed, spaces collapsed."""
     import html as entities
     import re
 
-    body = re.sub(r"<(style|script)\b.*?</\1>", " ", html, flags=re.S | re.I)
+    body = re.sub(r"<(style|script|textarea)\b.*?</\1>", " ", html, flags=re.S | re.I)
     return " ".join(entities.unescape(re.sub(r"<[^>]+>", " ", body)).split())
 
 
@@ -201,6 +235,13 @@ def _english_only_messages() -> dict[str, str]:
         for key, english in ENGLISH.items()
         if "{" not in english and len(english.split()) >= 2 and i18n.translate(key, "zh") != english
     }
+
+
+def _shows(text: str, message: str) -> bool:
+    """Whether ``message`` stands in ``text`` as words of its own (not ``21 GPU`` for ``1 GPU``)."""
+    import re
+
+    return re.search(rf"(?<![\w.-]){re.escape(message.strip())}(?!\w)", text) is not None
 
 
 def test_chinese_pages_show_no_message_in_english():
@@ -223,5 +264,5 @@ def test_chinese_pages_show_no_message_in_english():
         assert response.status_code == 200, name
         text = _visible_text(response.text)
         assert "训练" in text or "方案" in text or "报价" in text, name
-        shown = sorted(key for key, message in english.items() if message in text)
+        shown = sorted(key for key, message in english.items() if _shows(text, message))
         assert not shown, f"{name}: English messages on the Chinese page: {shown}"

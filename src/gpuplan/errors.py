@@ -1,5 +1,38 @@
 """The one error type users see: bad input, reported on one line without a traceback."""
 
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Self
+
 
 class InputError(ValueError):
-    """Input that gpuplan cannot use. The message names the field and the accepted values."""
+    """Input that gpuplan cannot use. The message names the field and the accepted values.
+
+    An error made with :meth:`of` carries its message key and values, so that a face can show it
+    in the reader's language (:meth:`text`); ``str(error)`` is always the English."""
+
+    key: str | None = None
+    values: Mapping[str, object] = {}
+
+    @classmethod
+    def of(cls, key: str, /, **values: object) -> Self:
+        """The error whose text is message ``key`` (``gpuplan.messages``) filled with ``values``."""
+        from gpuplan.i18n import translate
+
+        error = cls(translate(key, "en", **values))
+        error.key, error.values = key, values
+        return error
+
+    def text(self, lang: str) -> str:
+        """The message in ``lang``; a value that is the English of a message (``a duration``) is
+        translated too. An error made from a plain sentence stays as it is."""
+        if self.key is None:
+            return str(self)
+        from gpuplan.i18n import translate, translate_text
+
+        values = {
+            name: translate_text(value, lang) if isinstance(value, str) else value
+            for name, value in self.values.items()
+        }
+        return translate(self.key, lang, **values)

@@ -6,7 +6,7 @@ duration formatting per language.
 gettext catalog of ``lang`` (``gpuplan/locale/<lang>/LC_MESSAGES/gpuplan.mo``, read with the
 standard library's :mod:`gettext` on first use) and fills ``{placeholders}`` with ``str.format``.
 English is the fallback for an unknown language and for a message without a translation. The
-CLI's language comes from ``--lang`` or the locale (``LC_ALL``, ``LC_MESSAGES``, ``LANG``); the
+CLI's language comes from ``--lang`` (on any command), ``GPUPLAN_LANG``, or the locale (``LC_ALL``, ``LC_MESSAGES``, ``LANG``); the
 web app's from ``?lang=``, a cookie, or ``Accept-Language``.
 """
 
@@ -26,6 +26,7 @@ DEFAULT_LANGUAGE = "en"
 CURRENCY_SYMBOLS = {"CNY": "¥", "USD": "$", "EUR": "€"}
 DOMAIN = "gpuplan"
 LOCALE_DIR = Path(__file__).parent / "locale"
+LANGUAGE_VARIABLE = "GPUPLAN_LANG"
 
 _current_language: str | None = None
 
@@ -39,9 +40,10 @@ def normalize_language(text: str | None) -> str | None:
 
 
 def language_from_environment(environ: Mapping[str, str] | None = None) -> str:
-    """The language of the POSIX locale (``LC_ALL``, ``LC_MESSAGES``, ``LANG``), English default."""
+    """``GPUPLAN_LANG``, else the language of the POSIX locale (``LC_ALL``, ``LC_MESSAGES``,
+    ``LANG``); English by default."""
     environ = os.environ if environ is None else environ
-    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+    for name in (LANGUAGE_VARIABLE, "LC_ALL", "LC_MESSAGES", "LANG"):
         value = environ.get(name)
         if value:
             return normalize_language(value) or DEFAULT_LANGUAGE
@@ -73,7 +75,7 @@ def set_language(language: str | None) -> None:
     if language is not None and normalize_language(language) is None:
         from gpuplan.errors import InputError
 
-        raise InputError(f"--lang: expected one of {', '.join(LANGUAGES)}, got {language!r}")
+        raise InputError.of("error.lang", accepted=", ".join(LANGUAGES), value=repr(language))
     _current_language = normalize_language(language)
 
 
@@ -88,7 +90,7 @@ def translations(language: str) -> gettext.NullTranslations:
     return gettext.translation(DOMAIN, LOCALE_DIR, languages=[language], fallback=True)
 
 
-def translate(key: str, lang: str | None = None, **values: object) -> str:
+def translate(key: str, lang: str | None = None, /, **values: object) -> str:
     """The message ``key`` in ``lang`` (the current language by default), formatted with
     ``values``. A message without a translation falls back to English; an unknown key is
     returned as it is, so a slip shows on the page instead of crashing it."""
@@ -98,6 +100,18 @@ def translate(key: str, lang: str | None = None, **values: object) -> str:
     language = (normalize_language(lang) if lang else current_language()) or DEFAULT_LANGUAGE
     template = english if language == "en" else translations(language).pgettext(key, english)
     return template.format(**values) if values else template
+
+
+@cache
+def _keys_by_english() -> dict[str, str]:
+    return {english: key for key, english in ENGLISH.items() if "{" not in english}
+
+
+def translate_text(text: str, lang: str | None = None) -> str:
+    """``text`` in ``lang`` when it is the English of a message without placeholders (a default
+    kept in a result as its words, such as an assumption's source); other text as it is."""
+    key = _keys_by_english().get(text)
+    return translate(key, lang) if key else text
 
 
 def format_number(value: float | Decimal, digits: int = 0) -> str:
@@ -157,14 +171,17 @@ def format_money(
     digits: int | None = 2,
     compact: bool = False,
 ) -> str:
-    """``¥1,100.00`` / ``$2.49``; with ``compact`` in Chinese, ``¥984.00万``; ``digits=None``:
-    cents below :data:`CENTS_BELOW` units, whole units above (``¥14.23``, ``¥1,423``)."""
+    """``¥1,100.00`` / ``$2.49``; ``digits=None``: cents below :data:`CENTS_BELOW` units, whole
+    units above (``¥14.23``, ``¥1,423``). With ``compact`` in Chinese, yuan in 万 and 亿
+    (``¥984.00万``), other currencies with thousands separators (``$389,300.00``, never
+    ``$38.93万``): a Chinese reader counts yuan in 万, and a dollar sign before 万 reads as yuan."""
     if amount is None:
         return "-"
     if digits is None:
         digits = money_digits(amount)
     symbol = CURRENCY_SYMBOLS.get(currency)
-    text = format_large(amount, lang, digits) if compact else format_number(amount, digits)
+    in_wan = compact and currency == "CNY"
+    text = format_large(amount, lang, digits) if in_wan else format_number(amount, digits)
     if symbol:
         return f"-{symbol}{text[1:]}" if text.startswith("-") else f"{symbol}{text}"
     return f"{text} {currency}"

@@ -96,16 +96,17 @@ def check_known_keys(
     """``mapping`` when it is a table whose keys are all ``accepted``; else ``error`` naming
     the first other key (``where`` + key, with the closest accepted name as a hint)."""
     if not isinstance(mapping, Mapping):
-        raise error(f"{where.rstrip('.') or 'input'}: expected a table of {', '.join(accepted)}")
+        where_shown = where.rstrip(".") or "input"
+        raise error.of("error.not_a_table", where=where_shown, accepted=", ".join(accepted))
     unknown = [key for key in mapping if key not in accepted]
     if unknown:
         import difflib
 
         close = difflib.get_close_matches(str(unknown[0]), accepted, n=1)
-        hint = f" (did you mean {close[0]}?)" if close else ""
-        raise error(
-            f"{where}{key_name(unknown[0])}: unknown key{hint}; accepted: {', '.join(accepted)}"
-        )
+        values = {"where": where, "key": key_name(unknown[0]), "accepted": ", ".join(accepted)}
+        if close:
+            raise error.of("error.unknown_key_hint", **values, close=close[0])
+        raise error.of("error.unknown_key", **values)
     return mapping
 
 
@@ -121,11 +122,21 @@ def in_range(
 ) -> float:
     """``value`` when finite and within ``[low, high]``; else ``error`` naming field and range."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        span = f"{plain_number(low)} to {plain_number(high)}"
-        raise error(f"{field}: expected a number from {span}, got {shown(value)}")
+        raise error.of(
+            "error.not_a_number",
+            field=field,
+            low=plain_number(low),
+            high=plain_number(high),
+            value=shown(value),
+        )
     if not math.isfinite(value) or not low <= value <= high:
-        span = f"{plain_number(low)} to {plain_number(high)}"
-        raise error(f"{field}: {shown(value)} is outside {span}")
+        raise error.of(
+            "error.out_of_range",
+            field=field,
+            low=plain_number(low),
+            high=plain_number(high),
+            value=shown(value),
+        )
     return value
 
 

@@ -16,6 +16,170 @@ def message(key: str, english: str) -> tuple[str, str]:
 
 ENGLISH: dict[str, str] = dict(
     (
+        # help chrome (Typer's words)
+        message("help.arguments", "Arguments"),
+        message("help.options", "Options"),
+        message("help.commands", "Commands"),
+        message("help.error", "Error"),
+        message("help.default", "[default: {}]"),
+        message("help.envvar", "[env var: {}]"),
+        message("help.required", "[required]"),
+        message("help.deprecated", "(deprecated) "),
+        message("help.aborted", "Aborted."),
+        message("help.try_help", "Try [blue]'{command_path} {help_option}'[/] for help."),
+        message("cli.error", "error: {message}"),
+        # billing modes and plan names (terms.py)
+        message("billing.per_second", "billed per second"),
+        message("billing.per_minute", "billed per minute"),
+        message("billing.hourly", "hourly"),
+        message("billing.hourly_per_second", "hourly (per second)"),
+        message("billing.daily", "daily"),
+        message("billing.monthly", "monthly"),
+        message("billing.yearly", "yearly"),
+        message("billing.spot", "spot"),
+        message("billing.reserved", "reserved"),
+        message("billing.reserved_1y", "reserved 1y"),
+        message("billing.reserved_3y", "reserved 3y"),
+        message("billing.capacity_block", "capacity block"),
+        message("billing.nothing", "nothing to pay"),
+        # quote line kinds (terms.py)
+        message("kind.compute", "compute"),
+        message("kind.fee", "fee"),
+        message("kind.discount", "discount"),
+        # objectives, recompute, offload (terms.py)
+        message("objective.cost", "cost"),
+        message("objective.time", "time"),
+        message("objective.pareto", "pareto"),
+        message("recompute.selective", "selective recompute"),
+        message("recompute.full", "full recompute"),
+        message("offload.optimizer", "offload optimizer"),
+        message("offload.optimizer+params", "offload optimizer+params"),
+        # the machine an offer sells (hardware/topology.py)
+        message("machine.one_gpu", "1 GPU"),
+        message("machine.no_p2p", " (no P2P)"),
+        message("machine.no_network", "no cluster network"),
+        message("machine.separator", ", "),
+        # why the search chose its plan (search/reasons.py)
+        message("reason.separator", "; "),
+        message(
+            "reason.top",
+            "{count} x {gpu} ({machine}) wins on {objective}: {run_length} at {mfu} MFU",
+        ),
+        message(
+            "reason.top_priced",
+            "{count} x {gpu} ({machine}) wins on {objective}: {run_length} at {mfu} MFU "
+            "for {cost} at {provider} ({billing})",
+        ),
+        message("reason.runner_up", "the runner-up, {count} x {gpu}, is {pace} ({run_length})"),
+        message(
+            "reason.runner_up_priced",
+            "the runner-up, {count} x {gpu}, is {pace} ({run_length}){cost_clause}",
+        ),
+        message("reason.faster", "faster"),
+        message("reason.slower", "slower"),
+        message("reason.same_cost", " for the same cost"),
+        message("reason.costs_more", " and costs {cost} more"),
+        message("reason.costs_less", " and costs {cost} less"),
+        message(
+            "reason.host_short",
+            "nothing fits: {count} x {gpu} fits the GPUs only with CPU offload, which keeps "
+            "{peak_ram} per node in host memory against {usable_ram} usable RAM",
+        ),
+        message(
+            "reason.gpu_short",
+            "nothing fits: the closest is {count} x {gpu} at {peak_bytes} per GPU against "
+            "{usable_bytes} usable (short by {short_bytes})",
+        ),
+        message(
+            "reason.offload_would_fit",
+            "with CPU offload {count} x {gpu} would fit the GPUs but needs {peak_ram} of host "
+            "memory per node against {usable_ram} usable",
+        ),
+        message("reason.hints", "what would make it fit: {hints}"),
+        message("reason.hint_more_ram", "an instance with more than {ram} RAM"),
+        message("reason.hint_lora", "fine-tune with method: qlora or lora"),
+        message("reason.hint_more_gpus", "allow more GPUs (--max-gpus above {max_gpus})"),
+        message("reason.hint_recompute", "let the search choose recompute: full"),
+        message("reason.hint_offload", "let the search offload the optimizer"),
+        message(
+            "reason.hint_unlisted_network", "--allow-unlisted-network to join single-GPU offers"
+        ),
+        message("reason.hint_shorter", "shorten seq_len or lower the headroom"),
+        message("reason.no_plan", "no plan meets the limits"),
+        message("reason.fastest", "the fastest feasible plan, {count} x {gpu}, takes {run_length}"),
+        message("reason.cheapest", "the cheapest, {count} x {gpu}, costs {cost}"),
+        message("reason.budget", "budget {budget}"),
+        message("reason.deadline", "deadline {deadline_seconds}"),
+        message("reason.skipped_gpu", "{reason}"),
+        # catalog commands (models, model, gpus, gpu)
+        message(
+            "catalog.models_title", "Built-in models (parameters counted from the architecture)"
+        ),
+        message("catalog.model.name", "name"),
+        message("catalog.model.family", "family"),
+        message("catalog.model.params", "params"),
+        message("catalog.model.active", "active"),
+        message("catalog.model.layers", "layers"),
+        message("catalog.model.hidden", "hidden"),
+        message("catalog.model.heads_kv", "heads/kv"),
+        message("catalog.model.vocab", "vocab"),
+        message("catalog.model.context", "context"),
+        message("catalog.model_header", "{name}  family {family}"),
+        message("catalog.arch.layers", "layers"),
+        message("catalog.arch.hidden", "hidden size"),
+        message("catalog.arch.heads", "attention heads / KV heads"),
+        message("catalog.arch.head_dim", "head dim"),
+        message("catalog.arch.ffn", "FFN width"),
+        message("catalog.arch.gated", "gated (SwiGLU/GeGLU)"),
+        message("catalog.arch.plain", "plain"),
+        message("catalog.arch.vocab", "vocabulary"),
+        message("catalog.arch.embeddings", "embeddings"),
+        message("catalog.arch.tied", "tied"),
+        message("catalog.arch.untied", "untied"),
+        message("catalog.arch.positions", "positions"),
+        message("catalog.arch.norm", "norm"),
+        message("catalog.arch.norm_value", "{norm}, {count} per layer"),
+        message("catalog.arch.experts", "experts"),
+        message(
+            "catalog.arch.experts_value",
+            "{experts} routed, {per_token} per token, width {width}, {layers} MoE layers",
+        ),
+        message("catalog.arch.attention", "attention"),
+        message("catalog.arch.mla_value", "multi-head latent (kv rank {kv_rank}, q rank {q_rank})"),
+        message("catalog.parameters_title", "Parameters"),
+        message("catalog.active_per_token", "active per token"),
+        message("params.embeddings", "embeddings"),
+        message("params.attention", "attention"),
+        message("params.mlp", "mlp"),
+        message("params.experts", "experts"),
+        message("params.norms", "norms"),
+        message("params.head", "head"),
+        message("params.vision", "vision"),
+        message(
+            "catalog.gpus_title",
+            "Built-in GPUs (dense peak TFLOP/s; memory in GiB and as the vendor labels it)",
+        ),
+        message("catalog.gpu.link", "link (one way)"),
+        message("gpu.memory_value", "{binary} = {decimal} (vendor: {quoted})"),
+        message("gpu.unknown", "unknown"),
+        message("gpu.memory_bandwidth", "memory bandwidth"),
+        message("gpu.dense_peak", "dense {dtype} peak"),
+        message("gpu.vendor_bidirectional", " (vendor: {bandwidth} bidirectional)"),
+        message("gpu.intra_node_link", "intra-node link (one way)"),
+        message("gpu.nvlink_domain", "NVLink/fabric domain"),
+        message("gpu.count", "{count} GPUs"),
+        message("gpu.pcie_generation", "PCIe generation"),
+        message("gpu.per_node", "GPUs per node"),
+        message("gpu.purchase_price", "purchase price (indicative)"),
+        message("gpu.spec", "spec"),
+        message("gpu.other_source", "source (where not the main one)"),
+        message("gpu.source_line", "Source: {source}, observed {observed}"),
+        message(
+            "gpu.no_datasheet",
+            "No vendor datasheet behind these dense figures; treat as indicative.",
+        ),
+        message("gpu.speed_not_predicted", "Speed not predicted:"),
+        message("gpu.no_offer", "No built-in offer: {reason} ({source}, {observed})"),
         # languages
         message("lang.en", "English"),
         message("lang.zh", "中文"),
@@ -151,16 +315,7 @@ ENGLISH: dict[str, str] = dict(
         message("money.converted", "amounts in {currency}; {rates}"),
         message("money.rate", "1 {target} = {rate} {currency} ({source}, {observed})"),
         message("table.dropped", "left out to fit the terminal: {columns} (--wide shows them)"),
-        message("billing.per_second", "billed per second"),
-        message("billing.per_minute", "billed per minute"),
-        message("billing.hourly", "hourly"),
-        message("billing.capacity_block", "reserved capacity block"),
-        message("billing.daily", "daily"),
         message("billing.weekly", "weekly"),
-        message("billing.monthly", "monthly"),
-        message("billing.yearly", "yearly"),
-        message("billing.reserved", "reserved"),
-        message("billing.spot", "spot"),
         message("plan.gpu_hours", "{hours} GPU-h"),
         message("plan.free", "free"),
         message(
@@ -209,6 +364,31 @@ ENGLISH: dict[str, str] = dict(
         ),
         # quote
         message("quote.header", "{offer} ({provider}): {instances} x {gpus} {gpu} for {duration}"),
+        message(
+            "notice.discount_not_applied", "{kind} discount exists but is not applied ({details})"
+        ),
+        message("notice.no_public_figure", "no public figure"),
+        message("claims.seed_article", "seed article"),
+        message(
+            "notice.own_tax_rate", "the offer charges its own tax rate; --tax-rate is not applied"
+        ),
+        message("notice.tax_included", "the offer's prices include tax; --tax-rate adds it again"),
+        message(
+            "notice.tax_excluded",
+            "prices exclude tax (sales tax, VAT or GST): pass --tax-rate to add it",
+        ),
+        message(
+            "notice.spot_not_cheaper", "spot price is not below on-demand: treat as no spot offer"
+        ),
+        message("notice.estimated_price", "plan {plan!r} is an estimate, not a published price"),
+        message("notice.undated_plan", "plan {plan!r} comes from an undated source ({observed})"),
+        message(
+            "source.assumed_reclaims",
+            "assumed: one reclaim a day per instance (the offer states no rate)",
+        ),
+        message(
+            "source.assumed_restart", "assumed: 30 minutes lost per interruption (no job to model)"
+        ),
         message("quote.mix", "Cheapest billing mix per instance: {mix}"),
         message("quote.unused", "(paid but unused: {duration})"),
         message("quote.billed", "{duration} billed"),
@@ -227,6 +407,100 @@ ENGLISH: dict[str, str] = dict(
         message(
             "quote.converted", "Converted {source} to {target} at {rate} ({origin}, {observed})"
         ),
+        # offers
+        message(
+            "offers.title",
+            "Rental offers (each plan: its price, then USD per GPU-hour and x the catalog median "
+            "for the GPU)",
+        ),
+        message("offers.plans", "plans"),
+        message("offers.provider_machine_plans", "provider, machine, plans"),
+        message("offers.vs_median", "{ratio}x median"),
+        message("offers.estimate", "estimate"),
+        message(
+            "offers.footer",
+            "{count} offers. Medians use on-demand prices converted at dated exchange rates; "
+            "`gpuplan offers --json` shows every source and fee.",
+        ),
+        message("offers.no_topology", "topology not stated"),
+        message("offers.min_instances", "; from {count} instances"),
+        message("per.instance", "instance"),
+        message("per.gpu", "gpu"),
+        message("cli.note", "note: {note}"),
+        # errors (errors.InputError.of)
+        message("error.lang", "--lang: expected one of {accepted}, got {value}"),
+        message("error.unit", "cannot read {value} as {kind}; accepted forms: {accepted}"),
+        message("unit_kind.tokens", "a token count"),
+        message("unit_kind.duration", "a duration"),
+        message("unit_kind.bytes", "a size in bytes"),
+        message("unit_kind.bandwidth", "a bandwidth"),
+        message("unit_kind.flops", "a FLOP/s rate"),
+        message("unit_kind.price", "a price"),
+        message("name_kind.model", "model"),
+        message(
+            "unit_forms.tokens",
+            "a count with an optional K/M/B/T suffix: 20B, 1.5T, 300M, 15e12, 4096",
+        ),
+        message(
+            "unit_forms.duration",
+            "a number with s, m(in), h, d, w, mo or y: 90m, 12h, 30d, 6w, 3mo, 1y",
+        ),
+        message(
+            "unit_forms.bytes",
+            "a number with B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024)",
+        ),
+        message(
+            "unit_forms.bandwidth",
+            "bits per second (400Gbps, 400Gb/s) or bytes per second (50GB/s, 25GiB/s)",
+        ),
+        message(
+            "unit_forms.flops",
+            "a number with FLOPS or FLOP/s and an optional prefix: 989TFLOPS, 1.98 PFLOP/s, 3e14",
+        ),
+        message(
+            "unit_forms.money",
+            "an amount with a currency (¥, $, €, CNY, USD, EUR) and an optional period (/s, /min, /h, /hr, /hour, /day, /week, /month, /year): ¥1.86/h, 1.86 CNY/hour, $2.49/hr",
+        ),
+        message("error.not_a_table", "{where}: expected a table of {accepted}"),
+        message("error.unknown_key", "{where}{key}: unknown key; accepted: {accepted}"),
+        message(
+            "error.unknown_key_hint",
+            "{where}{key}: unknown key (did you mean {close}?); accepted: {accepted}",
+        ),
+        message(
+            "error.not_a_number", "{field}: expected a number from {low} to {high}, got {value}"
+        ),
+        message("error.out_of_range", "{field}: {value} is outside {low} to {high}"),
+        message("error.unknown_name", "unknown {kind} {name} (`gpuplan {command}` lists them)"),
+        message(
+            "error.unknown_name_hint",
+            "unknown {kind} {name}; did you mean {close}? (`gpuplan {command}` lists them)",
+        ),
+        message("cli.warning", "warning:"),
+        # bench tables
+        message("bench.col.figure", "figure"),
+        message("bench.col.measured", "measured"),
+        message("bench.col.spec", "spec"),
+        message("bench.col.ratio", "ratio"),
+        message("bench.col.reference", "reference"),
+        message("bench.col.ratio_reference", "ratio "),
+        message("bench.col.verdict", "verdict"),
+        message("bench.col.id", "id"),
+        message("bench.col.date", "date"),
+        message("bench.col.host", "host"),
+        message("bench.col.device", "device"),
+        message("bench.col.gpu", "gpu"),
+        message("bench.col.method", "method"),
+        message("bench.col.command", "command"),
+        message("bench.col.item", "item"),
+        message("bench.col.advertised", "advertised"),
+        message("bench.col.reference_ratio", "reference ratio"),
+        # audit
+        message("audit.title", "Recomputed bill: {offer} ({plan})"),
+        message("audit.row", "row {row} {instance} {start} → {stop}"),
+        message("audit.billed_seconds", "{seconds} s billed"),
+        message("audit.fees_line", "Fees are {share} of the recomputed total."),
+        message("audit.invoice_line", "Invoice {invoiced} minus recomputed: {difference}"),
         # tco
         message("tco.title", "Buy versus rent over {years} years ({currency}, cumulative)"),
         message(

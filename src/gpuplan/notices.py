@@ -22,6 +22,13 @@ NOTICE_CODES = (
     "communication",
     "config_defaults",
     "spot",
+    "discount_not_applied",
+    "own_tax_rate",
+    "tax_included",
+    "tax_excluded",
+    "spot_not_cheaper",
+    "estimated_price",
+    "undated_plan",
 )
 """``no_cluster_network``: instances that list no network between them, joined anyway
 (``--allow-unlisted-network``); ``unlisted_topology``: the offer states no topology, so the
@@ -32,7 +39,11 @@ bubble is over 20 % of the step; ``startup``: start-up is over 10 % of the run;
 ``communication``: exposed communication is over half the step; ``config_defaults``: a model
 config left out keys that its family's ``transformers`` defaults filled
 (``ModelSpec.defaults_taken``); ``spot``: the plan is priced on spot, with the interruption rate
-and the time each interruption loses, and their sources."""
+and the time each interruption loses, and their sources; ``discount_not_applied``: a discount
+the offer lists that the quote cannot apply; ``own_tax_rate``, ``tax_included``,
+``tax_excluded``: how ``--tax-rate`` meets the offer's own tax terms; ``spot_not_cheaper``: a
+spot price not below on-demand; ``estimated_price``, ``undated_plan``: a billing plan whose price
+is an estimate or comes from an undated source."""
 
 
 @dataclass(frozen=True)
@@ -43,9 +54,15 @@ class Notice:
     values: Mapping[str, Any] = field(default_factory=dict)
 
     def text(self, lang: str = "en") -> str:
-        from gpuplan.i18n import translate
+        """The notice in ``lang``; a value that is the English of a message (a catalog claim
+        such as ``seed article``) is translated too."""
+        from gpuplan.i18n import translate, translate_text
 
-        return translate(f"notice.{self.code}", lang, **self.values)
+        values = {
+            name: translate_text(value, lang) if isinstance(value, str) else value
+            for name, value in self.values.items()
+        }
+        return translate(f"notice.{self.code}", lang, **values)
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "values": dict(self.values), "text": self.text("en")}

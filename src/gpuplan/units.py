@@ -18,6 +18,7 @@ from decimal import Decimal, InvalidOperation
 
 from gpuplan.errors import InputError
 from gpuplan.limits import shown
+from gpuplan.messages import ENGLISH
 
 SECONDS_PER_MINUTE = 60.0
 SECONDS_PER_HOUR = 3600.0
@@ -55,7 +56,7 @@ def _to_float(text: str) -> float:
 
 
 def _fail(kind: str, value: object, accepted: str) -> UnitError:
-    return UnitError(f"cannot read {shown(value)} as {kind}; accepted forms: {accepted}")
+    return UnitError.of("error.unit", value=shown(value), kind=kind, accepted=accepted)
 
 
 def _match(pattern: str, value: str) -> re.Match[str] | None:
@@ -70,7 +71,7 @@ def _finite_non_negative(number: float, kind: str, value: object, accepted: str)
 
 # --- token counts -----------------------------------------------------------------------
 
-_TOKEN_FORMS = "a count with an optional K/M/B/T suffix: 20B, 1.5T, 300M, 15e12, 4096"
+_TOKEN_FORMS = ENGLISH["unit_forms.tokens"]
 _TOKEN_SUFFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
 
 
@@ -97,7 +98,7 @@ def format_tokens(count: float) -> str:
 
 # --- durations ----------------------------------------------------------------------------
 
-_DURATION_FORMS = "a number with s, m(in), h, d, w, mo or y: 90m, 12h, 30d, 6w, 3mo, 1y"
+_DURATION_FORMS = ENGLISH["unit_forms.duration"]
 _DURATION_UNIT = {
     "s": 1.0,
     "sec": 1.0,
@@ -173,9 +174,7 @@ def format_duration(seconds: float) -> str:
 
 # --- bytes --------------------------------------------------------------------------------
 
-_BYTES_FORMS = (
-    "a number with B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024)"
-)
+_BYTES_FORMS = ENGLISH["unit_forms.bytes"]
 
 
 def parse_bytes(value: str | float | int) -> int:
@@ -215,7 +214,7 @@ def format_bytes(count: float, binary: bool = True, digits: int = 1) -> str:
 
 # --- bandwidth ----------------------------------------------------------------------------
 
-_BANDWIDTH_FORMS = "bits per second (400Gbps, 400Gb/s) or bytes per second (50GB/s, 25GiB/s)"
+_BANDWIDTH_FORMS = ENGLISH["unit_forms.bandwidth"]
 
 
 def parse_bandwidth(value: str | float | int) -> float:
@@ -248,7 +247,7 @@ def format_bandwidth(bytes_per_second: float, bits: bool = False) -> str:
 
 # --- FLOP/s -------------------------------------------------------------------------------
 
-_FLOPS_FORMS = "a number with FLOPS or FLOP/s and an optional prefix: 989TFLOPS, 1.98 PFLOP/s, 3e14"
+_FLOPS_FORMS = ENGLISH["unit_forms.flops"]
 
 
 def parse_flops(value: str | float | int) -> float:
@@ -284,10 +283,7 @@ CURRENCY_CODES = {
     "EUR": "EUR",
 }
 _SYMBOL_FOR_CODE = {"CNY": "¥", "USD": "$", "EUR": "€"}
-_MONEY_FORMS = (
-    "an amount with a currency (¥, $, €, CNY, USD, EUR) and an optional period "
-    "(/s, /min, /h, /hr, /hour, /day, /week, /month, /year): ¥1.86/h, 1.86 CNY/hour, $2.49/hr"
-)
+_MONEY_FORMS = ENGLISH["unit_forms.money"]
 
 
 @dataclass(frozen=True)

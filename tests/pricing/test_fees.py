@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from gpuplan.notices import notice_text
 from gpuplan.pricing.currency import default_rates
 from gpuplan.pricing.fees import Usage, itemize_fees
 from gpuplan.pricing.quote import quote
@@ -174,4 +175,5 @@ observed = "2026-11-01"
     )
     result = quote(charged, 10 * 3600, tax_rate=Decimal("0.2"))
     assert result.fees == Decimal(10)
-    assert any("--tax-rate is not applied" in warning for warning in result.warnings)
+    texts = [notice_text(warning, "en") for warning in result.warnings]
+    assert any("--tax-rate is not applied" in text for text in texts)

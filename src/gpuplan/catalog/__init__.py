@@ -112,8 +112,10 @@ def gpu_ids() -> list[str]:
 
 def _suggest(name: str, candidates: list[str], kind: str, command: str) -> CatalogError:
     close = difflib.get_close_matches(name.lower(), candidates, n=3, cutoff=0.5)
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
-    return CatalogError(f"unknown {kind} {shown(name)}{hint} (`gpuplan {command}` lists them)")
+    values = {"kind": kind, "name": shown(name), "command": command}
+    if close:
+        return CatalogError.of("error.unknown_name_hint", **values, close=", ".join(close))
+    return CatalogError.of("error.unknown_name", **values)
 
 
 @cache

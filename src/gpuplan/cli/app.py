@@ -23,6 +23,7 @@ from gpuplan.cli import (
 )
 from gpuplan.cli.exit_codes import BAD_INPUT, EXIT_CODES_HELP
 from gpuplan.cli.lazy_group import LazyCommandGroup
+from gpuplan.cli.localized_help import LANGUAGE_HELP
 from gpuplan.errors import InputError
 
 PROGRAM_NAME = "gpuplan"
@@ -81,9 +82,7 @@ def show_version(value: bool) -> None:
 def global_options(
     lang: Annotated[
         str | None,
-        typer.Option(
-            "--lang", help="Language of tables, messages and reports: en or zh (default: locale)."
-        ),
+        typer.Option("--lang", help=LANGUAGE_HELP, metavar="LANG"),
     ] = None,
     version: Annotated[
         bool,
@@ -92,9 +91,8 @@ def global_options(
         ),
     ] = False,
 ) -> None:
-    from gpuplan.i18n import set_language
-
-    set_language(lang)
+    """The language is already applied: the root group reads ``--lang`` from the whole command
+    line before parsing (`localized_help.py`)."""
 
 
 def main() -> None:
@@ -102,5 +100,8 @@ def main() -> None:
     try:
         app(prog_name=PROGRAM_NAME)
     except InputError as error:
-        typer.echo(f"error: {error}", err=True)
+        from gpuplan.i18n import current_language, translate
+
+        message = error.text(current_language())
+        typer.echo(translate("cli.error", message=message), err=True)
         sys.exit(BAD_INPUT)

@@ -20,6 +20,7 @@ from gpuplan.cli.report_options import (
     wants_report,
 )
 from gpuplan.cli.tables import WideOption
+from gpuplan.i18n import translate
 
 BENCH_INSTALL_HELP = (
     r"pip install 'gpuplan\[bench]' from a package index, pip install -e '.\[bench]' in a clone"
@@ -99,7 +100,7 @@ def bench(
         str | None,
         typer.Option(
             "--storage-size",
-            help="Bytes to write and read (default 16GiB, quick 2GiB; at most 10 % of the free space).",
+            help="Bytes to write and read (default 16GiB, quick 2GiB; at most a tenth of the free space).",
         ),
     ] = None,
     storage_claim: Annotated[
@@ -278,12 +279,20 @@ def _show_result(result: dict[str, Any], json_output: bool) -> None:
     )
     console.print(f"command: {header['command']}", highlight=False, markup=False)
     table = FitTable(show_lines=False)
-    for column in ("figure", "measured", "spec", "ratio", "reference", "ratio ", "verdict"):
+    for column in (
+        "figure",
+        "measured",
+        "spec",
+        "ratio",
+        "reference",
+        "ratio_reference",
+        "verdict",
+    ):
         table.add_column(
-            column,
+            translate(f"bench.col.{column}"),
             justify="left" if column in ("figure", "verdict") else "right",
             key=column in ("measured", "verdict"),
-            drop={"reference": 2, "ratio ": 1}.get(column),
+            drop={"reference": 2, "ratio_reference": 1}.get(column),
         )
     for figure in result["figures"]:
         style = VERDICT_STYLES[figure["verdict"]]
@@ -334,7 +343,9 @@ def history(
     drop_ranks = {"host": 3, "device": 2, "method": 4, "command": 1}
     for column in ("id", "date", "host", "device", "gpu", "method", "verdict", "command"):
         table.add_column(
-            column, key=column in ("id", "gpu", "verdict"), drop=drop_ranks.get(column)
+            translate(f"bench.col.{column}"),
+            key=column in ("id", "gpu", "verdict"),
+            drop=drop_ranks.get(column),
         )
     for run in runs:
         style = VERDICT_STYLES.get(run.worst_verdict, "")
@@ -411,11 +422,11 @@ def _print_comparison(result: dict[str, Any], run_id: int, chosen: Any) -> None:
         f"run {run_id} against offer {chosen.id} ({chosen.gpus} x {result['gpu']})", markup=False
     )
     table = FitTable()
-    for column in ("item", "advertised", "measured", "ratio", "reference ratio", "verdict"):
+    for column in ("item", "advertised", "measured", "ratio", "reference_ratio", "verdict"):
         table.add_column(
-            column,
+            translate(f"bench.col.{column}"),
             key=column in ("measured", "verdict"),
-            drop=1 if column == "reference ratio" else None,
+            drop=1 if column == "reference_ratio" else None,
         )
     for check in result["checks"]:
         style = VERDICT_STYLES[check["verdict"]]

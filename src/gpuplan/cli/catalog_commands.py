@@ -56,8 +56,9 @@ def list_models(json_output: JsonOption = False, wide: WideOption = False) -> No
         return
     from gpuplan.cli.tables import FitTable as Table
     from gpuplan.cli.tables import print_table
+    from gpuplan.i18n import translate
 
-    table = Table(title="Built-in models (parameters counted from the architecture)")
+    table = Table(title=translate("catalog.models_title"))
     drop_ranks = {"family": 1, "layers": 3, "hidden": 4, "heads/kv": 2, "vocab": 6, "context": 5}
     for column in (
         "name",
@@ -66,12 +67,12 @@ def list_models(json_output: JsonOption = False, wide: WideOption = False) -> No
         "active",
         "layers",
         "hidden",
-        "heads/kv",
+        "heads_kv",
         "vocab",
         "context",
     ):
         table.add_column(
-            column,
+            translate(f"catalog.model.{column}"),
             justify="left" if column in ("name", "family") else "right",
             key=column in ("name", "params", "active"),
             drop=drop_ranks.get(column),
@@ -115,52 +116,66 @@ def show_model(
     from gpuplan.cli.output import console
     from gpuplan.cli.tables import FitTable as Table
     from gpuplan.cli.tables import print_table
+    from gpuplan.i18n import translate
 
-    console.print(f"[bold]{escape(spec.name)}[/bold]  family {spec.family}")
+    t = translate
+    console.print(
+        t("catalog.model_header", name=f"[bold]{escape(spec.name)}[/bold]", family=spec.family)
+    )
     architecture = Table(show_header=False, box=None)
     rows = [
-        ("layers", spec.num_layers),
-        ("hidden size", spec.hidden_size),
-        ("attention heads / KV heads", f"{spec.num_attention_heads} / {spec.num_kv_heads}"),
-        ("head dim", spec.head_dim),
-        ("FFN width", spec.intermediate_size),
-        ("MLP", "gated (SwiGLU/GeGLU)" if spec.gated_mlp else "plain"),
-        ("vocabulary", spec.vocab_size),
-        ("embeddings", "tied" if spec.tie_word_embeddings else "untied"),
-        ("positions", spec.position_embedding),
-        ("norm", f"{spec.norm}, {spec.norms_per_layer} per layer"),
+        (t("catalog.arch.layers"), spec.num_layers),
+        (t("catalog.arch.hidden"), spec.hidden_size),
+        (t("catalog.arch.heads"), f"{spec.num_attention_heads} / {spec.num_kv_heads}"),
+        (t("catalog.arch.head_dim"), spec.head_dim),
+        (t("catalog.arch.ffn"), spec.intermediate_size),
+        ("MLP", t("catalog.arch.gated") if spec.gated_mlp else t("catalog.arch.plain")),
+        (t("catalog.arch.vocab"), spec.vocab_size),
+        (
+            t("catalog.arch.embeddings"),
+            t("catalog.arch.tied") if spec.tie_word_embeddings else t("catalog.arch.untied"),
+        ),
+        (t("catalog.arch.positions"), spec.position_embedding),
+        (
+            t("catalog.arch.norm"),
+            t("catalog.arch.norm_value", norm=spec.norm, count=spec.norms_per_layer),
+        ),
     ]
     if spec.is_moe:
-        rows.append(
-            (
-                "experts",
-                f"{spec.num_experts} routed, {spec.num_experts_per_token} per token, "
-                f"width {spec.moe_intermediate_size}, {spec.num_moe_layers} MoE layers",
-            )
+        experts = t(
+            "catalog.arch.experts_value",
+            experts=spec.num_experts,
+            per_token=spec.num_experts_per_token,
+            width=spec.moe_intermediate_size,
+            layers=spec.num_moe_layers,
         )
+        rows.append((t("catalog.arch.experts"), experts))
     if spec.uses_mla:
-        rows.append(
-            (
-                "attention",
-                f"multi-head latent (kv rank {spec.kv_lora_rank}, "
-                f"q rank {spec.q_lora_rank or 'none'})",
-            )
+        latent = t(
+            "catalog.arch.mla_value",
+            kv_rank=spec.kv_lora_rank,
+            q_rank=spec.q_lora_rank or t("word.none"),
         )
+        rows.append((t("catalog.arch.attention"), latent))
     for label, value in rows:
         architecture.add_row(label, str(value))
     print_table(architecture)
-    breakdown = Table(title="Parameters")
-    breakdown.add_column("part")
-    breakdown.add_column("parameters", justify="right", key=True)
-    breakdown.add_column("share", justify="right", key=True)
+    breakdown = Table(title=t("catalog.parameters_title"))
+    breakdown.add_column(t("col.part"))
+    breakdown.add_column(t("col.params"), justify="right", key=True)
+    breakdown.add_column(t("col.share"), justify="right", key=True)
     total = spec.total_params
     for part, count in spec.parameter_breakdown().items():
         if count:
-            breakdown.add_row(part, f"{count:,}", f"{100 * count / total:.1f}%")
-    breakdown.add_row("[bold]total[/bold]", f"[bold]{total:,}[/bold]", "100%")
+            breakdown.add_row(
+                t(f"params.{part}"),
+                f"{count:,}",
+                f"{100 * count / total:.1f}%",
+            )
+    breakdown.add_row(f"[bold]{t('word.total')}[/bold]", f"[bold]{total:,}[/bold]", "100%")
     if spec.is_moe:
         breakdown.add_row(
-            "active per token",
+            t("catalog.active_per_token"),
             f"{spec.active_params:,}",
             f"{100 * spec.active_params / total:.1f}%",
         )
@@ -187,16 +202,17 @@ def list_gpus(json_output: JsonOption = False, wide: WideOption = False) -> None
         return
     from gpuplan.cli.tables import FitTable as Table
     from gpuplan.cli.tables import print_table
+    from gpuplan.i18n import translate
     from gpuplan.units import format_bandwidth, format_bytes
 
-    table = Table(
-        title="Built-in GPUs (dense peak TFLOP/s; memory in GiB and as the vendor labels it)"
-    )
-    left = ("id", "link (one way)", "observed")
-    drop_ranks = {"HBM/GDDR": 3, "fp8": 2, "tf32": 5, "link (one way)": 4, "observed": 6, "TDP": 1}
-    for column in ("id", "memory", "HBM/GDDR", "bf16", "fp8", "tf32", *left[1:], "TDP"):
+    table = Table(title=translate("catalog.gpus_title"))
+    left = ("id", "catalog.gpu.link", "col.observed")
+    drop_ranks = {
+        "HBM/GDDR": 3, "fp8": 2, "tf32": 5, "catalog.gpu.link": 4, "col.observed": 6, "TDP": 1,
+    }  # fmt: skip
+    for column in ("id", "col.memory", "HBM/GDDR", "bf16", "fp8", "tf32", *left[1:], "TDP"):
         table.add_column(
-            column,
+            translate(column) if "." in column else column,
             justify="left" if column in left else "right",
             key=column in ("id", "bf16"),
             drop=drop_ranks.get(column),
@@ -218,30 +234,34 @@ def list_gpus(json_output: JsonOption = False, wide: WideOption = False) -> None
 
 def _gpu_rows(gpu: GPUSpec) -> list[tuple[str, str, str]]:
     """(label, value, field) for each spec the terminal view shows; ``field`` keys provenance."""
+    from gpuplan.i18n import translate as t
     from gpuplan.units import format_bandwidth, format_bytes, format_flops
 
-    memory = (
-        f"{format_bytes(gpu.memory_bytes)} = {format_bytes(gpu.memory_bytes, binary=False)} "
-        f"(vendor: {gpu.memory_quoted} {gpu.memory_type})"
+    memory = t(
+        "gpu.memory_value",
+        binary=format_bytes(gpu.memory_bytes),
+        decimal=format_bytes(gpu.memory_bytes, binary=False),
+        quoted=f"{gpu.memory_quoted} {gpu.memory_type}",
     )
-    rows = [("memory", memory, "memory_bytes")]
-    bandwidth = format_bandwidth(gpu.memory_bandwidth) if gpu.memory_bandwidth else "unknown"
-    rows.append(("memory bandwidth", bandwidth, "memory_bandwidth"))
+    rows = [(t("col.memory"), memory, "memory_bytes")]
+    bandwidth = format_bandwidth(gpu.memory_bandwidth) if gpu.memory_bandwidth else t("gpu.unknown")
+    rows.append((t("gpu.memory_bandwidth"), bandwidth, "memory_bandwidth"))
     for dtype, peak in gpu.peak_flops.items():
-        rows.append((f"dense {dtype} peak", format_flops(peak), f"peak_flops.{dtype}"))
+        rows.append((t("gpu.dense_peak", dtype=dtype), format_flops(peak), f"peak_flops.{dtype}"))
     link = f"{gpu.intra_node_link} {format_bandwidth(gpu.intra_node_bandwidth)}"
     if gpu.intra_node_bandwidth_vendor_bidirectional:
         vendor = format_bandwidth(gpu.intra_node_bandwidth_vendor_bidirectional)
-        link += f" (vendor: {vendor} bidirectional)"
-    rows.append(("intra-node link (one way)", link, "intra_node_bandwidth"))
-    rows.append(("NVLink/fabric domain", f"{gpu.nvlink_domain_size} GPUs", "nvlink_domain_size"))
-    rows.append(("PCIe generation", str(gpu.pcie_generation), "pcie_generation"))
-    rows.append(("GPUs per node", str(gpu.gpus_per_node), "gpus_per_node"))
+        link += t("gpu.vendor_bidirectional", bandwidth=vendor)
+    rows.append((t("gpu.intra_node_link"), link, "intra_node_bandwidth"))
+    domain = t("gpu.count", count=gpu.nvlink_domain_size)
+    rows.append((t("gpu.nvlink_domain"), domain, "nvlink_domain_size"))
+    rows.append((t("gpu.pcie_generation"), str(gpu.pcie_generation), "pcie_generation"))
+    rows.append((t("gpu.per_node"), str(gpu.gpus_per_node), "gpus_per_node"))
     if gpu.tdp_watts:
         rows.append(("TDP", f"{gpu.tdp_watts:g} W", "tdp_watts"))
     if gpu.purchase_price_usd:
         price = f"${gpu.purchase_price_usd:,.0f}"
-        rows.append(("purchase price (indicative)", price, "purchase_price_usd"))
+        rows.append((t("gpu.purchase_price"), price, "purchase_price_usd"))
     return rows
 
 
@@ -263,30 +283,36 @@ def show_gpu(
     from gpuplan.cli.output import console
     from gpuplan.cli.tables import FitTable as Table
     from gpuplan.cli.tables import print_table
+    from gpuplan.i18n import translate
 
     table = Table(title=f"{gpu.name} ({gpu.id})")
-    table.add_column("spec")
-    table.add_column("value", justify="right")
-    table.add_column("source (where not the main one)")
+    table.add_column(translate("gpu.spec"))
+    table.add_column(translate("col.value"), justify="right")
+    table.add_column(translate("gpu.other_source"))
     for label, value, field_name in _gpu_rows(gpu):
         source, observed = gpu.source_of(field_name)
         own = "" if source == gpu.source else f"{source}, {observed}"
         table.add_row(label, value, own)
     print_table(table)
-    console.print(f"Source: {gpu.source}, observed {gpu.observed}", markup=False)
+    console.print(
+        translate("gpu.source_line", source=gpu.source, observed=gpu.observed), markup=False
+    )
     if not gpu.vendor_datasheet:
-        console.print(
-            "[yellow]No vendor datasheet behind these dense figures; treat as indicative.[/yellow]"
-        )
+        console.print(f"[yellow]{translate('gpu.no_datasheet')}[/yellow]")
     if gpu.notes:
         console.print(gpu.notes, markup=False)
     if gpu.speed_model_gap:
         from rich.markup import escape
 
-        console.print("[yellow]Speed not predicted:[/yellow] " + escape(gpu.speed_model_gap))
+        console.print(
+            f"[yellow]{translate('gpu.speed_not_predicted')}[/yellow] "
+            + escape(gpu.speed_model_gap)
+        )
     if gpu.no_public_offer:
         gap = gpu.no_public_offer
         console.print(
-            f"No built-in offer: {gap['reason']} ({gap['source']}, {gap['observed']})",
+            translate(
+                "gpu.no_offer", reason=gap["reason"], source=gap["source"], observed=gap["observed"]
+            ),
             markup=False,
         )

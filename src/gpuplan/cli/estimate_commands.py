@@ -154,12 +154,13 @@ def show_warnings(warnings: list[Any]) -> None:
     from rich.markup import escape
 
     from gpuplan.cli.output import console
-    from gpuplan.i18n import current_language
+    from gpuplan.i18n import current_language, translate
     from gpuplan.notices import notice_text
 
+    label = translate("cli.warning")
     for warning in warnings:
         text = notice_text(warning, current_language())
-        console.print(f"[yellow]warning:[/yellow] {escape(text)}")
+        console.print(f"[yellow]{label}[/yellow] {escape(text)}")
 
 
 def show_memory(result: dict[str, Any]) -> None:

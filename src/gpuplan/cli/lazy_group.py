@@ -20,6 +20,9 @@ from typer import _click as click
 from typer.core import TyperGroup
 from typer.models import CommandInfo, TyperInfo
 
+from gpuplan.cli.localized_help import add_language_option, language_in, localize, translate_help
+from gpuplan.i18n import current_language, set_language, translate
+
 RICH_MARKUP_TAG = re.compile(r"(\\*)\[([a-z#/@][^[]*?)]")
 """A Rich markup tag with the backslashes before it: Rich's own pattern (``rich.markup.RE_TAGS``)."""
 
@@ -44,18 +47,33 @@ def command_name(info: CommandInfo | TyperInfo) -> str:
     return typer.main.get_command_name(callback.__name__)
 
 
-def first_line_of_help(info: CommandInfo | TyperInfo, width: int) -> str:
-    """The root listing's line for a command: its help's first paragraph, markup removed,
-    cut at a word to `width` characters."""
+def first_line_of_help(info: CommandInfo | TyperInfo, width: int, lang: str = "en") -> str:
+    """The root listing's line for a command: its help's first paragraph in `lang`, markup
+    removed, cut to `width` columns (at a word in English; a CJK character counts two)."""
     if isinstance(info, TyperInfo):
         text = typer.main.solve_typer_info_help(info)
     else:
         text = info.help if isinstance(info.help, str) else (info.callback.__doc__ or "")
-    paragraph = plain_text(inspect.cleandoc(text)).split("\n\n")[0]
+    text = translate_help(inspect.cleandoc(text), lang) or ""
+    paragraph = plain_text(text).split("\n\n")[0]
     line = " ".join(paragraph.split())
-    if len(line) <= width:
+    if _columns(line) <= width:
         return line
-    return line[: max(width - 3, 1)].rsplit(" ", 1)[0] + "..."
+    if line.isascii():
+        return line[: max(width - 3, 1)].rsplit(" ", 1)[0] + "..."
+    cut = ""
+    for character in line:
+        if _columns(cut + character) > width - 3:
+            break
+        cut += character
+    return cut + "..."
+
+
+def _columns(text: str) -> int:
+    """Terminal columns of `text`: East Asian wide and full-width characters take two."""
+    from unicodedata import east_asian_width
+
+    return sum(2 if east_asian_width(character) in "WF" else 1 for character in text)
 
 
 class LazyCommandGroup(TyperGroup):
@@ -79,7 +97,10 @@ class LazyCommandGroup(TyperGroup):
             info = self._infos().get(cmd_name)
             if info is None:
                 return None
-            self.commands[cmd_name] = self._build(info)
+            command = self._build(info)
+            add_language_option(command)
+            self.commands[cmd_name] = command
+        localize(self.commands[cmd_name], current_language())
         return self.commands[cmd_name]
 
     def _build(self, info: CommandInfo | TyperInfo) -> click.Command:
@@ -97,6 +118,8 @@ class LazyCommandGroup(TyperGroup):
         )
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        set_language(language_in(args))
+        localize(self, current_language())
         if not args and self.no_args_is_help and not ctx.resilient_parsing:
             click.echo(ctx.get_help(), color=ctx.color)
             ctx.exit(2)
@@ -105,6 +128,13 @@ class LazyCommandGroup(TyperGroup):
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         click.Command.format_help(self, ctx, formatter)
 
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [row for param in self.get_params(ctx) if (row := param.get_help_record(ctx))]
+        if rows:
+            with formatter.section(translate("help.options")):
+                formatter.write_dl(rows)
+        self.format_commands(ctx, formatter)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         shown = {
             name: info
@@ -112,7 +142,10 @@ class LazyCommandGroup(TyperGroup):
             if not (isinstance(info, CommandInfo) and info.hidden)
         }
         width = formatter.width - 6 - max(map(len, shown), default=0)
-        rows = [(name, first_line_of_help(info, width)) for name, info in shown.items()]
+        rows = [
+            (name, first_line_of_help(info, width, current_language()))
+            for name, info in shown.items()
+        ]
         if rows:
-            with formatter.section("Commands"):
+            with formatter.section(translate("help.commands")):
                 formatter.write_dl(rows)

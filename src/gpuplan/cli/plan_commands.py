@@ -243,11 +243,14 @@ def show_no_plan(result: dict[str, Any], json_output: bool) -> None:
         from gpuplan.cli.output import console
         from gpuplan.i18n import current_language, translate
         from gpuplan.report.plan import job_line
+        from gpuplan.search.reasons import explanation
 
         lang = current_language()
         console.print(job_line(result["job"], lang), soft_wrap=False, markup=False)
         show_warnings(result["warnings"])
-        console.print(translate("plan.no_plan", lang, reason=result["explanation"]), markup=False)
+        console.print(
+            translate("plan.no_plan", lang, reason=explanation(result, lang)), markup=False
+        )
     negative_verdict()
 
 
@@ -279,6 +282,8 @@ def show_plans(
     from gpuplan.cli.tables import FitTable, print_table
     from gpuplan.i18n import currency_label, current_language, format_amount, translate
     from gpuplan.report.plan import job_line, plan_cells, price_age_footnotes
+    from gpuplan.search.reasons import explanation
+    from gpuplan.terms import term
 
     lang = current_language()
     console.print(job_line(result["job"], lang), soft_wrap=False, markup=False)
@@ -287,7 +292,7 @@ def show_plans(
     title = translate(
         "plan.title",
         lang,
-        objective=result["objective"],
+        objective=term("objective", result["objective"], lang),
         shown=len(plans),
         evaluated=f"{result['evaluated']:,}",
         seconds=f"{result['seconds']:.2f}",
@@ -340,7 +345,7 @@ def show_plans(
             for point in result["pareto"][:6]
         )
         console.print(f"{translate('plan.pareto_line', lang)} {front}", style="dim", markup=False)
-    console.print(result["explanation"], markup=False)
+    console.print(explanation(result, lang), markup=False)
     for skipped in result.get("skipped_gpus", []):
         console.print(f"[dim]{escape(translate('plan.skipped', lang, reason=skipped))}[/dim]")
     if result.get("unoffered_gpus"):

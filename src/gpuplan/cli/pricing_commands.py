@@ -96,9 +96,11 @@ def print_notes(notes: tuple[str, ...] | list[str]) -> None:
     """Each note on stderr as ``note: ...``, so that stdout stays the command's output."""
     if notes:
         from gpuplan.cli.output import error_console
+        from gpuplan.i18n import translate, translate_text
 
         for note in notes:
-            error_console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
+            text = translate("cli.note", note=translate_text(note))
+            error_console.print(text, highlight=False, markup=False, soft_wrap=True)
 
 
 def _money(amount: Any, currency: str) -> str:
@@ -160,30 +162,29 @@ def list_offers(
 
     from gpuplan.cli.output import console
     from gpuplan.cli.tables import FitTable, print_table
-    from gpuplan.i18n import current_language
-    from gpuplan.report.plan import billing_label
+    from gpuplan.i18n import translate
+    from gpuplan.terms import billing_name, term
     from gpuplan.units import format_duration
 
-    table = FitTable(
-        title="Rental offers (each plan: its price, then USD per GPU-hour and x the catalog median for the GPU)",
-        leading=1,
-    )
+    table = FitTable(title=translate("offers.title"), leading=1)
     table.add_column("id", key=True)
-    table.add_column("GPUs", key=True)
-    table.add_column("provider, machine, plans")
-    table.add_column("observed", drop=1)
+    table.add_column(translate("col.gpus"), key=True)
+    table.add_column(translate("offers.provider_machine_plans"))
+    table.add_column(translate("col.observed"), drop=1)
     for entry, offer in zip(entries, offers, strict=True):
         plan_texts = []
         for plan_entry, plan in zip(entry["plans"], offer.plans, strict=True):
             period = format_duration(plan.price_period_seconds)
             ratio = plan_entry["vs_catalog_median"]
+            notes = [f"${plan_entry['per_gpu_hour_usd']:.2f}/GPU-h"]
+            if ratio is not None:
+                notes.append(translate("offers.vs_median", ratio=f"{ratio:.2f}"))
+            if plan.provenance.is_estimate:
+                notes.append(translate("offers.estimate"))
+            separator = translate("machine.separator")
             plan_texts.append(
-                f"{billing_label(plan.name, current_language())}: "
-                f"{_money(plan.price, offer.currency)}/{plan.per}/{period} "
-                f"(${plan_entry['per_gpu_hour_usd']:.2f}/GPU-h"
-                + (f", {ratio:.2f}x median" if ratio is not None else "")
-                + (", estimate" if plan.provenance.is_estimate else "")
-                + ")"
+                f"{billing_name(plan.name)}: {_money(plan.price, offer.currency)}/"
+                f"{term('per', plan.per)}/{period} ({separator.join(notes)})"
             )
         observed = sorted({plan.provenance.observed for plan in offer.plans})
         table.add_row(
@@ -198,17 +199,21 @@ def list_offers(
             )
         )
     print_table(table)
-    console.print(
-        f"{len(entries)} offers. Medians use on-demand prices converted at dated exchange rates; "
-        "`gpuplan offers --json` shows every source and fee."
-    )
+    console.print(escape(translate("offers.footer", count=len(entries))))
 
 
 def machine_text(offer: Any) -> str:
     """What the offer's instance is, and from how many instances a cluster offer sells."""
-    text = offer.topology.summary() if offer.topology else "topology not stated"
+    from gpuplan.hardware.topology import machine_summary
+    from gpuplan.i18n import current_language, translate
+
+    text = (
+        machine_summary(offer.topology.to_dict(), current_language())
+        if offer.topology
+        else translate("offers.no_topology")
+    )
     if offer.min_instances > 1:
-        text += f"; from {offer.min_instances} instances"
+        text += translate("offers.min_instances", count=offer.min_instances)
     return text
 
 
@@ -370,8 +375,7 @@ IMPORT_LISTED = 20
 def _print_import(file: Path, label: str, result: Any, written: list[Any]) -> None:
     """What was imported, into which file, and what was skipped, one line per reason."""
     from gpuplan.cli.output import console
-    from gpuplan.i18n import current_language
-    from gpuplan.report.plan import billing_label
+    from gpuplan.terms import billing_name
 
     for item in written:
         verb = "replaced" if item.replaced else "wrote"
@@ -383,8 +387,7 @@ def _print_import(file: Path, label: str, result: Any, written: list[Any]) -> No
         )
         for offer in item.offers[:IMPORT_LISTED]:
             plans = ", ".join(
-                f"{billing_label(plan.mode, current_language())} {plan.price} "
-                f"{plan.currency}/{plan.per}"
+                f"{billing_name(plan.mode)} {plan.price} {plan.currency}/{plan.per}"
                 for plan in offer.plans
             )
             console.print(
@@ -647,24 +650,26 @@ def _print_quote(result: dict[str, Any]) -> None:
 
     from gpuplan.cli.output import console
     from gpuplan.cli.tables import FitTable, print_table
-    from gpuplan.i18n import current_language
-    from gpuplan.report.plan import billing_label
+    from gpuplan.i18n import translate, translate_text
+    from gpuplan.terms import billing_name, billing_text, term
     from gpuplan.units import format_duration
 
     currency = result["currency"]
-    console.print(
-        f"[bold]{escape(result['offer'])}[/bold] ({escape(result['provider'])}): {result['instances']} x "
-        f"{result['gpus_per_instance']} {result['gpu']} for {format_duration(result['duration_seconds'])}"
+    header = translate(
+        "quote.header",
+        offer=f"[bold]{escape(result['offer'])}[/bold]",
+        provider=escape(result["provider"]),
+        instances=result["instances"],
+        gpus=result["gpus_per_instance"],
+        gpu=result["gpu"],
+        duration=format_duration(result["duration_seconds"]),
     )
-    console.print(
-        "Cheapest billing mix per instance: "
-        f"[bold]{escape(billing_label(result['billing_mix']['description'], current_language()))}[/bold]"
-    )
+    console.print(header)
+    mix = billing_text(result["billing_mix"]["description"])
+    console.print(translate("quote.mix", mix=f"[bold]{escape(mix)}[/bold]"))
     if result["billing_mix"]["unused_seconds"]:
-        console.print(
-            f"  (paid but unused: {format_duration(result['billing_mix']['unused_seconds'])})"
-        )
-    from gpuplan.i18n import translate
+        unused = format_duration(result["billing_mix"]["unused_seconds"])
+        console.print("  " + translate("quote.unused", duration=unused))
 
     table = FitTable()
     table.add_column(translate("col.kind"), drop=1)
@@ -679,15 +684,15 @@ def _print_quote(result: dict[str, Any]) -> None:
             continue
         quantity = line.get("quantity")
         if line["kind"] == "compute" and line["unit"] != "blocks":
-            quantity_text = f"{format_duration(quantity)} billed"
+            quantity_text = translate("quote.billed", duration=format_duration(quantity))
         elif quantity is not None:
             quantity_text = f"{float(quantity):,.4g} {_unit(line.get('unit', ''), quantity)}"
         else:
             quantity_text = ""
-        item = str(line["item"])
+        item = billing_name(str(line["item"])) if line["kind"] == "compute" else str(line["item"])
         table.add_row(
-            line["kind"],
-            escape(billing_label(item, current_language()) if line["kind"] == "compute" else item),
+            term("kind", line["kind"]),
+            escape(item),
             quantity_text,
             _money(line["amount"], currency),
             line.get("observed", ""),
@@ -701,39 +706,46 @@ def _print_quote(result: dict[str, Any]) -> None:
     )
     print_table(table)
     if hidden:
-        console.print(
-            f"{hidden} more fee items cost nothing here or have no public price (see --json)."
-        )
-    console.print(
-        f"Fees are {float(result['hidden_fee_share']):.1%} of the total. "
-        f"Per GPU-hour {_money(result['per_gpu_hour'], currency)}"
-        + (
-            f"; per million trained tokens {_money(result['per_million_tokens'], currency)}"
-            if result["per_million_tokens"] is not None
-            else ""
-        )
+        console.print(escape(translate("quote.hidden", count=hidden)))
+    fees = translate(
+        "quote.fees_line",
+        share=f"{float(result['hidden_fee_share']):.1%}",
+        per_gpu_hour=_money(result["per_gpu_hour"], currency),
     )
+    if result["per_million_tokens"] is not None:
+        fees += translate(
+            "quote.per_million", amount=_money(result["per_million_tokens"], currency)
+        )
+    console.print(fees)
     alone = ", ".join(
-        f"{billing_label(entry['plan'], current_language())} "
-        f"{_money(entry['total_compute'], currency)}"
+        f"{billing_name(entry['plan'])} {_money(entry['total_compute'], currency)}"
         for entry in result["plans_alone"]
     )
-    console.print(f"Each plan alone (compute): {alone}")
+    console.print(translate("quote.plans_alone", plans=alone))
     spot = result["spot"]
     if spot:
-        console.print(
-            f"Spot: expected {_money(spot['expected_compute'], currency)} "
-            f"({spot['expected_interruptions']:.1f} interruptions at "
-            f"{spot['interruptions_per_hour']:.3g}/h per instance, {spot['interruptions_source']}; "
-            f"{format_duration(spot['restart_overhead_seconds'])} lost each, "
-            f"{spot['restart_overhead_source']}) versus on-demand "
-            f"{_money(spot['on_demand_fallback_compute'], currency)}"
+        spot_line = translate(
+            "quote.spot",
+            expected=_money(spot["expected_compute"], currency),
+            interruptions=f"{spot['expected_interruptions']:.1f}",
+            rate=f"{spot['interruptions_per_hour']:.3g}",
+            rate_source=translate_text(spot["interruptions_source"]),
+            lost=format_duration(spot["restart_overhead_seconds"]),
+            lost_source=translate_text(spot["restart_overhead_source"]),
+            fallback=_money(spot["on_demand_fallback_compute"], currency),
         )
+        console.print(spot_line, markup=False)
     if "exchange_rate" in result:
         rate = result["exchange_rate"]
-        console.print(
-            f"Converted {rate['from']} to {rate['to']} at {float(rate['rate']):.6g} ({rate['source'][:60]}, {rate['observed']})"
+        converted = translate(
+            "quote.converted",
+            source=rate["from"],
+            target=rate["to"],
+            rate=f"{float(rate['rate']):.6g}",
+            origin=rate["source"][:60],
+            observed=rate["observed"],
         )
+        console.print(converted, markup=False)
     from gpuplan.cli.estimate_commands import show_warnings
 
     show_warnings(result["warnings"])
@@ -886,24 +898,34 @@ def audit_command(
     from rich.markup import escape
 
     from gpuplan.cli.output import console
+    from gpuplan.i18n import translate
+    from gpuplan.terms import billing_name, term
 
     currency = result["currency"]
     from gpuplan.cli.tables import FitTable, print_table
 
-    table = FitTable(title=escape(f"Recomputed bill: {result['offer']} ({result['plan']})"))
+    title = translate("audit.title", offer=result["offer"], plan=billing_name(result["plan"]))
+    table = FitTable(title=escape(title))
     for column in ("kind", "item", "quantity", "amount"):
         table.add_column(
-            column,
+            translate(f"col.{column}"),
             justify="right" if column in ("quantity", "amount") else "left",
             key=column == "amount",
             drop=1 if column == "kind" else None,
         )
     for line in result["lines"]:
         if line["kind"] == "compute":
+            usage = translate(
+                "audit.row",
+                row=line["row"],
+                instance=line["instance"],
+                start=line["start"],
+                stop=line["stop"],
+            )
             table.add_row(
-                "compute",
-                escape(f"row {line['row']} {line['instance']} {line['start']} → {line['stop']}"),
-                f"{line['billed_seconds']:,} s billed",
+                term("kind", "compute"),
+                escape(usage),
+                translate("audit.billed_seconds", seconds=f"{line['billed_seconds']:,}"),
                 _money(line["amount"], currency),
             )
         else:
@@ -911,16 +933,20 @@ def audit_command(
                 _money(line["amount"], currency) if line["amount"] is not None else line["note"]
             )
             table.add_row(
-                "fee",
+                term("kind", "fee"),
                 escape(line["item"]),
                 f"{float(line['quantity']):,.4g} {line['unit']}",
                 escape(amount),
             )
-    table.add_row("", "[bold]total[/bold]", "", f"[bold]{_money(result['total'], currency)}[/bold]")
+    total = f"[bold]{_money(result['total'], currency)}[/bold]"
+    table.add_row("", f"[bold]{translate('word.total')}[/bold]", "", total)
     print_table(table)
-    console.print(f"Fees are {float(result['hidden_fee_share']):.1%} of the recomputed total.")
+    share = f"{float(result['hidden_fee_share']):.1%}"
+    console.print(translate("audit.fees_line", share=share))
     if "invoiced" in result:
-        console.print(
-            f"Invoice {_money(result['invoiced'], currency)} minus recomputed: "
-            f"{_money(result['invoice_minus_recomputed'], currency)}"
+        difference = translate(
+            "audit.invoice_line",
+            invoiced=_money(result["invoiced"], currency),
+            difference=_money(result["invoice_minus_recomputed"], currency),
         )
+        console.print(difference)

@@ -13,6 +13,7 @@ A topology carries its own ``source`` and ``observed`` date like every catalog n
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -78,15 +79,8 @@ class InstanceTopology:
         return per_instance / self.gpus
 
     def summary(self) -> str:
-        """``8 GPUs, nvlink4, infiniband 400 Gb/s per GPU`` for tables and reports."""
-        link = self.intra_node if self.gpus > 1 else "1 GPU"
-        if self.gpus > 1 and self.intra_node in PCIE_LINKS and not self.peer_to_peer:
-            link += " (no P2P)"
-        if self.has_cluster_network:
-            network = f"{self.network} {self.network_bandwidth * 8 / 1e9:g} Gb/s/GPU"
-        else:
-            network = "no cluster network"
-        return f"{self.gpus}x {link}, {network}" if self.gpus > 1 else f"{link}, {network}"
+        """``8x nvlink4, infiniband 400 Gb/s/GPU`` for tables and reports (:func:`machine_summary`)."""
+        return machine_summary(self.to_dict())
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -113,3 +107,22 @@ def assumed_topology(gpu: GPUSpec, gpus: int, source: str) -> InstanceTopology:
         network="none",
         source=source,
     )
+
+
+def machine_summary(machine: Mapping[str, Any], lang: str = "en") -> str:
+    """An instance's topology (``InstanceTopology.to_dict``) in ``lang``:
+    ``8x nvlink4, infiniband 400 Gb/s/GPU``, ``8x pcie4 (no P2P), no cluster network``,
+    ``1 GPU, no cluster network``."""
+    from gpuplan.i18n import translate
+
+    gpus = machine["gpus"]
+    link = machine["intra_node"] if gpus > 1 else translate("machine.one_gpu", lang)
+    if gpus > 1 and machine["intra_node"] in PCIE_LINKS and not machine["p2p"]:
+        link += translate("machine.no_p2p", lang)
+    if machine["network"] != "none":
+        gbps = machine["network_bytes_per_second_per_gpu"] * 8 / 1e9
+        network = f"{machine['network']} {gbps:g} Gb/s/GPU"
+    else:
+        network = translate("machine.no_network", lang)
+    separator = translate("machine.separator", lang)
+    return f"{gpus}x {link}{separator}{network}" if gpus > 1 else f"{link}{separator}{network}"

@@ -38,6 +38,8 @@ from decimal import Decimal
 from typing import Any
 
 from gpuplan.errors import InputError
+from gpuplan.messages import ENGLISH
+from gpuplan.notices import Notice
 from gpuplan.pricing.currency import ExchangeRates, default_rates
 from gpuplan.pricing.fees import FeeLine, Usage, itemize_fees
 from gpuplan.pricing.mix import BillingMix, cheapest_mix, cost_of_plan_alone
@@ -50,11 +52,11 @@ DEFAULT_INTERRUPTIONS_PER_HOUR = 1 / 24
 provider publishes a rate per GPU offer (AWS's Spot Instance Advisor gives only a band of the
 share of instances reclaimed in a month); give an offer's own figure as its spot plan's
 ``interruptions_per_hour`` with ``interruptions_source``."""
-DEFAULT_INTERRUPTIONS_SOURCE = "assumed: one reclaim a day per instance (the offer states no rate)"
+DEFAULT_INTERRUPTIONS_SOURCE = ENGLISH["source.assumed_reclaims"]
 DEFAULT_RESTART_OVERHEAD_SECONDS = 1800.0
 """Assumed work lost per spot interruption: 30 minutes (re-provision, reload, recompute), where
 no job is known to the reliability model."""
-DEFAULT_RESTART_SOURCE = "assumed: 30 minutes lost per interruption (no job to model)"
+DEFAULT_RESTART_SOURCE = ENGLISH["source.assumed_restart"]
 RELIABILITY_LOSS_SOURCE = (
     "reliability model: restart plus half a checkpoint interval chosen for failures and reclaims"
 )
@@ -220,7 +222,7 @@ class Quote:
     plans_alone: tuple[tuple[PricePlan, Decimal], ...]
     spot: SpotEstimate | None
     tokens: float | None
-    warnings: tuple[str, ...] = field(default_factory=tuple)
+    warnings: tuple[dict[str, Any], ...] = field(default_factory=tuple)
 
     @property
     def compute(self) -> Decimal:
@@ -375,16 +377,18 @@ def _mix_lines(mix: BillingMix, gpus: int, instances: int) -> list[ComputeLine]:
 
 def _discount_lines(
     offer: Offer, compute_lines: list[ComputeLine], duration_seconds: float
-) -> tuple[list[tuple[str, Decimal, dict[str, Any]]], list[str]]:
+) -> tuple[list[tuple[str, Decimal, dict[str, Any]]], list[dict[str, Any]]]:
     lines: list[tuple[str, Decimal, dict[str, Any]]] = []
-    warnings: list[str] = []
+    warnings: list[dict[str, Any]] = []
     for discount in offer.discounts:
         if duration_seconds < discount.minimum_seconds:
             continue
         if discount.share is None or not discount.automatic:
+            details = discount.notes or ENGLISH["notice.no_public_figure"]
             warnings.append(
-                f"{discount.kind} discount exists but is not applied "
-                f"({discount.notes or 'no public figure'})"
+                Notice(
+                    "discount_not_applied", {"kind": discount.kind, "details": details}
+                ).to_dict()
             )
             continue
         base = sum(
@@ -431,7 +435,7 @@ def quote(
     if instances < 1:
         raise QuoteError(f"the number of instances must be at least 1, got {instances}")
     rates = rates or default_rates()
-    warnings: list[str] = []
+    warnings: list[dict[str, Any]] = []
     assumptions = spot or SpotAssumptions()
     spot_plans = offer.plans_of_kind("spot")
     spot_estimate = None
@@ -470,7 +474,7 @@ def quote(
     fee_lines = itemize_fees(offer.fees, full_usage, compute, offer.currency, rates)
     has_tax_fee = any(fee.category == "tax" and fee.is_charged for fee in offer.fees)
     if tax_rate is not None and has_tax_fee:
-        warnings.append("the offer charges its own tax rate; --tax-rate is not applied")
+        warnings.append(Notice("own_tax_rate").to_dict())
     if tax_rate is not None and not has_tax_fee:
         tax_fee = FeeItem(
             category="tax",
@@ -481,7 +485,7 @@ def quote(
             provenance=Provenance("user input --tax-rate", dt.date.today().isoformat(), "exact"),
         )
         if offer.tax_included:
-            warnings.append("the offer's prices include tax; --tax-rate adds it again")
+            warnings.append(Notice("tax_included").to_dict())
         fee_lines += itemize_fees(
             (tax_fee,),
             full_usage,
@@ -490,7 +494,7 @@ def quote(
             rates,
         )
     elif offer.tax_included is False and not has_tax_fee:
-        warnings.append("prices exclude tax (sales tax, VAT or GST): pass --tax-rate to add it")
+        warnings.append(Notice("tax_excluded").to_dict())
 
     plans_alone = tuple(
         (plan, cost_of_plan_alone(plan, duration_seconds, offer.gpus)[0] * instances)
@@ -504,17 +508,19 @@ def quote(
         )
         spot_estimate = replace(estimate, fallback_cost=fallback)
         if not estimate.discount_vs_on_demand:
-            warnings.append("spot price is not below on-demand: treat as no spot offer")
+            warnings.append(Notice("spot_not_cheaper").to_dict())
 
     trained_tokens = tokens
     if trained_tokens is None and tokens_per_second is not None:
         trained_tokens = tokens_per_second * duration_seconds
     for plan in offer.plans:
         if plan.provenance.is_estimate:
-            warnings.append(f"plan {plan.name!r} is an estimate, not a published price")
+            warnings.append(Notice("estimated_price", {"plan": plan.name}).to_dict())
         if plan.provenance.date_quality == "undated":
             warnings.append(
-                f"plan {plan.name!r} comes from an undated source ({plan.provenance.observed})"
+                Notice(
+                    "undated_plan", {"plan": plan.name, "observed": plan.provenance.observed}
+                ).to_dict()
             )
     return Quote(
         offer=offer,

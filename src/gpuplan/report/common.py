@@ -57,8 +57,10 @@ def scenario_section(
     return Section(translate("report.scenario", lang), [Table(headers, rows)], anchor="scenario")
 
 
-def layout_text(strategy: Mapping[str, Any]) -> str:
-    """``tp2 dp4 zero1 mb1 selective recompute (megatron)``."""
+def layout_text(strategy: Mapping[str, Any], lang: str = "en") -> str:
+    """``tp2 dp4 zero1 mb1 selective recompute (megatron)``, recompute and offload in ``lang``."""
+    from gpuplan.terms import term
+
     parts = [
         f"{key}{strategy[key]}" for key in ("tp", "pp", "cp", "ep") if strategy.get(key, 1) > 1
     ]
@@ -68,9 +70,9 @@ def layout_text(strategy: Mapping[str, Any]) -> str:
     parts.append(f"zero{strategy.get('zero', 0)}")
     parts.append(f"mb{strategy.get('micro_batch', 1)}")
     if strategy.get("recompute", "none") != "none":
-        parts.append(f"{strategy['recompute']} recompute")
+        parts.append(term("recompute", strategy["recompute"], lang))
     if strategy.get("offload", "none") != "none":
-        parts.append(f"offload {strategy['offload']}")
+        parts.append(term("offload", strategy["offload"], lang))
     framework = strategy.get("framework")
     return " ".join(parts) + (f" ({framework})" if framework else "")
 

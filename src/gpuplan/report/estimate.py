@@ -143,7 +143,7 @@ def build_estimate_report(
     if warnings:
         sections.append(warnings)
     sections.append(assumptions_section(lang, gpus=[result["hardware"]["gpu"]]))
-    answer = [estimate_answer(result, lang), layout_text(result["strategy"])]
+    answer = [estimate_answer(result, lang), layout_text(result["strategy"], lang)]
     return Report(
         "estimate",
         translate("report.title.estimate", lang),

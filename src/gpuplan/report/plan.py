@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpuplan.catalog import datacenter_defaults
+from gpuplan.hardware.topology import machine_summary
 from gpuplan.i18n import format_money, format_share, translate
 from gpuplan.report import charts
 from gpuplan.report.assumptions import assumptions_section
@@ -24,6 +25,8 @@ from gpuplan.report.interval import (
 from gpuplan.report.quote import billing_section
 from gpuplan.report.tco import tco_section
 from gpuplan.scenario import STRATEGY_KEYS
+from gpuplan.search.reasons import explanation
+from gpuplan.terms import billing_text, term
 
 TCO_YEARS = 3
 
@@ -214,8 +217,8 @@ def plan_cells(row: Mapping[str, Any], lang: str) -> dict[str, str]:
     return {
         "gpus": f"{row['count']}x {row['gpu']}",
         "offer": cost["offer"] if cost else translate("plan.no_offer", lang),
-        "machine": row["machine"]["summary"],
-        "layout": layout_text(row["strategy"]),
+        "machine": machine_summary(row["machine"], lang),
+        "layout": layout_text(row["strategy"], lang),
         "memory": f"{memory['peak_bytes'] / 2**30:.0f} GiB/GPU "
         f"({format_share(memory['headroom'])} {translate('plan.free', lang)})",
         "speed": f"{format_tokens(throughput['tokens_per_second'])} tok/s, "
@@ -233,16 +236,18 @@ def plan_cells(row: Mapping[str, Any], lang: str) -> dict[str, str]:
         "per_m_tok": format_money(cost["per_million_tokens"], cost["currency"], lang)
         if cost and cost["per_million_tokens"]
         else "-",
-        "billing": f"{cost['provider']}, {billing_label(cost['billing_mix'], lang)}, "
+        "billing": f"{cost['provider']}, {billing_text(cost['billing_mix'], lang)}, "
         f"{price_age_text(cost, lang)}"
         if cost
         else "",
-        "billing_short": f"{cost['provider']}, {billing_label(cost['billing_mix'], lang)}"
+        "billing_short": f"{cost['provider']}, {billing_text(cost['billing_mix'], lang)}"
         if cost
         else "",
         "price_age": short_price_age(cost, lang) if cost else "",
-        "notes": "; ".join(notice_text(notice, lang) for notice in row.get("warnings", [])),
-        "other_notes": "; ".join(
+        "notes": translate("reason.separator", lang).join(
+            notice_text(notice, lang) for notice in row.get("warnings", [])
+        ),
+        "other_notes": translate("reason.separator", lang).join(
             notice_text(notice, lang)
             for notice in row.get("warnings", [])
             if not _is_price_notice(notice)
@@ -256,17 +261,6 @@ PRICE_NOTICE_CODES = frozenset({"stale_price", "undated_price"})
 
 def _is_price_notice(notice: Any) -> bool:
     return isinstance(notice, Mapping) and notice.get("code") in PRICE_NOTICE_CODES
-
-
-def billing_label(description: str, lang: str) -> str:
-    """A billing mix in words: each plan named by its mode (``10.82h per_minute``) reads as
-    that mode's label (``10.82h billed per minute``, ``按分钟计费``)."""
-    import re
-
-    from gpuplan.pricing.offers import PLAN_MODES
-
-    pattern = r"\b(" + "|".join(sorted(PLAN_MODES, key=len, reverse=True)) + r")\b"
-    return re.sub(pattern, lambda match: translate(f"billing.{match.group(1)}", lang), description)
 
 
 def short_price_age(cost: Mapping[str, Any], lang: str) -> str:
@@ -355,7 +349,7 @@ def plans_section(result: Mapping[str, Any], lang: str) -> Section:
     title = translate(
         "plan.title",
         lang,
-        objective=result["objective"],
+        objective=term("objective", result["objective"], lang),
         shown=len(result["plans"]),
         evaluated=f"{result['evaluated']:,}",
         seconds=f"{result['seconds']:.2f}",
@@ -365,7 +359,7 @@ def plans_section(result: Mapping[str, Any], lang: str) -> Section:
         Paragraph(title),
         Table(headers, rows, frozenset({0, 7, 8, 9})),
     ]
-    blocks.append(Paragraph(result["explanation"]))
+    blocks.append(Paragraph(explanation(result, lang)))
     blocks += [
         Paragraph(translate("plan.skipped", lang, reason=text))
         for text in result.get("skipped_gpus", [])
@@ -435,7 +429,7 @@ def plan_answer(result: Mapping[str, Any], lang: str) -> list[str]:
     if not result["plans"]:
         return [
             job_line(result["job"], lang),
-            translate("report.no_plan", lang, reason=result["explanation"]),
+            translate("report.no_plan", lang, reason=explanation(result, lang)),
         ]
     top = result["plans"][0]
     cost = top["cost"]
@@ -454,9 +448,9 @@ def plan_answer(result: Mapping[str, Any], lang: str) -> list[str]:
             if cost["per_million_tokens"]
             else "-",
             provider=cost["provider"],
-            mix=cost["billing_mix"],
+            mix=billing_text(cost["billing_mix"], lang),
             offer=cost["offer"],
-            machine=top["machine"]["summary"],
+            machine=machine_summary(top["machine"], lang),
         )
     else:
         sentence = translate(
@@ -465,7 +459,7 @@ def plan_answer(result: Mapping[str, Any], lang: str) -> list[str]:
     return [
         job_line(result["job"], lang),
         sentence,
-        layout_text(top["strategy"]),
+        layout_text(top["strategy"], lang),
         interval_line(top.get("interval"), lang),
     ]
 

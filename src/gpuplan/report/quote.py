@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpuplan.i18n import format_money, format_share, translate
+from gpuplan.i18n import format_money, format_share, translate, translate_text
+from gpuplan.notices import notice_text
 from gpuplan.report import charts
 from gpuplan.report.assumptions import assumptions_section
 from gpuplan.report.common import generated_line
 from gpuplan.report.document import Chart, Paragraph, Report, Section, Table
+from gpuplan.terms import billing_name, billing_text, term
 
 
 def _duration(seconds: float) -> str:
@@ -21,8 +23,12 @@ def _duration(seconds: float) -> str:
 def billing_section(quote: Mapping[str, Any], lang: str) -> Section:
     """Bars of the offer's compute cost under each plan alone; the cheapest mix highlighted."""
     currency = quote["currency"]
-    items = [(entry["plan"], float(entry["total_compute"])) for entry in quote["plans_alone"]]
-    mix_label = translate("chart.chosen", lang) + ": " + quote["billing_mix"]["description"]
+    items = [
+        (billing_name(entry["plan"], lang), float(entry["total_compute"]))
+        for entry in quote["plans_alone"]
+    ]
+    mix = billing_text(quote["billing_mix"]["description"], lang)
+    mix_label = translate("chart.chosen", lang) + ": " + mix
     items.append((mix_label[:48], float(quote["billing_mix"]["per_instance"]) * quote["instances"]))
     svg = charts.horizontal_bars(
         translate("report.billing", lang) + f" ({quote['offer']})",
@@ -32,7 +38,11 @@ def billing_section(quote: Mapping[str, Any], lang: str) -> Section:
         highlight=len(items) - 1,
     )
     rows = [
-        [entry["plan"], entry["mode"], format_money(entry["total_compute"], currency, lang)]
+        [
+            billing_name(entry["plan"], lang),
+            billing_name(entry["mode"], lang),
+            format_money(entry["total_compute"], currency, lang),
+        ]
         for entry in quote["plans_alone"]
     ]
     headers = [
@@ -41,7 +51,7 @@ def billing_section(quote: Mapping[str, Any], lang: str) -> Section:
         translate("col.compute_cost", lang),
     ]
     blocks: list[Any] = [
-        Paragraph(translate("quote.mix", lang, mix=quote["billing_mix"]["description"])),
+        Paragraph(translate("quote.mix", lang, mix=mix)),
         Chart(svg, translate("report.billing_caption", lang)),
         Table(headers, rows, frozenset({2})),
     ]
@@ -55,9 +65,9 @@ def billing_section(quote: Mapping[str, Any], lang: str) -> Section:
                     expected=format_money(spot["expected_compute"], currency, lang),
                     interruptions=f"{spot['expected_interruptions']:.1f}",
                     rate=f"{spot['interruptions_per_hour']:.3g}",
-                    rate_source=spot["interruptions_source"],
+                    rate_source=translate_text(spot["interruptions_source"], lang),
                     lost=_duration(spot["restart_overhead_seconds"]),
-                    lost_source=spot["restart_overhead_source"],
+                    lost_source=translate_text(spot["restart_overhead_source"], lang),
                     fallback=format_money(spot["on_demand_fallback_compute"], currency, lang)
                     if spot["on_demand_fallback_compute"] is not None
                     else "-",
@@ -83,8 +93,10 @@ def lines_section(quote: Mapping[str, Any], lang: str) -> Section:
             quantity_text = ""
         rows.append(
             [
-                line["kind"],
-                str(line["item"]),
+                term("kind", line["kind"], lang),
+                billing_name(str(line["item"]), lang)
+                if line["kind"] == "compute"
+                else str(line["item"]),
                 quantity_text,
                 format_money(line.get("amount"), currency, lang),
                 str(line.get("observed", "")),
@@ -148,6 +160,6 @@ def build_quote_report(quote: Mapping[str, Any], lang: str) -> Report:
         lang,
         [quote_answer(quote, lang)],
         sections,
-        warnings=list(quote.get("warnings", [])),
+        warnings=[notice_text(warning, lang) for warning in quote.get("warnings", [])],
         generated=generated_line(lang),
     )

@@ -26,6 +26,7 @@ from gpuplan.search.evaluate import (
 from gpuplan.search.layouts import Candidates
 from gpuplan.search.machines import Machine, group_machines, machine_gpu_counts
 from gpuplan.search.ranking import PlanCandidate, cost_floor, pareto_front, select_rows
+from gpuplan.search.reasons import Reason, reason, reasons_text
 from gpuplan.search.request import PlanRequest
 from gpuplan.search.rows import add_cost_bounds, offer_notices, offer_sells, plan_row
 
@@ -252,9 +253,11 @@ def plan(request: PlanRequest) -> dict[str, Any]:
     }
     if not shown and not candidates:
         shortfalls += host_misses
-    result["explanation"] = explain(shown, request, shortfalls, scenario, feasible_rows)
-    if not shown and skipped:
-        result["explanation"] += "; " + "; ".join(skipped.values())
+    reasons = explain_reasons(shown, request, shortfalls, scenario, feasible_rows)
+    if not shown:
+        reasons += [reason("skipped_gpu", reason=text) for text in skipped.values()]
+    result["reasons"] = reasons
+    result["explanation"] = reasons_text(reasons)
     return result
 
 
@@ -265,104 +268,154 @@ def explain(
     scenario: Scenario,
     feasible: Sequence[dict[str, Any]] = (),
 ) -> str:
-    """Why the top plan wins and what the runner-up trades; or, with no plan, why nothing fits."""
-    from gpuplan.units import format_bytes, format_duration
+    """Why the top plan wins and what the runner-up trades; or, with no plan, why nothing fits;
+    in English (:func:`explain_reasons` gives the same as reasons, for any language)."""
+    from gpuplan.search.reasons import reasons_text
 
-    if not plans:
-        reasons = []
-        if shortfalls:
-            on_gpu = [miss for miss in shortfalls if miss.kind == "gpu"]
-            closest = min(
-                on_gpu or shortfalls, key=lambda miss: miss.peak_bytes - miss.usable_bytes
+    return reasons_text(explain_reasons(plans, request, shortfalls, scenario, feasible))
+
+
+def explain_reasons(
+    plans: list[dict[str, Any]],
+    request: PlanRequest,
+    shortfalls: list[Shortfall],
+    scenario: Scenario,
+    feasible: Sequence[dict[str, Any]] = (),
+) -> list[Reason]:
+    """The reasons (``search/reasons.py``) why the top plan wins and what the runner-up trades;
+    or, with no plan, the closest miss, what would make it fit, and the limits."""
+    if plans:
+        return _winner_reasons(plans, request)
+    reasons = []
+    if shortfalls:
+        on_gpu = [miss for miss in shortfalls if miss.kind == "gpu"]
+        closest = min(on_gpu or shortfalls, key=lambda miss: miss.peak_bytes - miss.usable_bytes)
+        if closest.kind == "host":
+            reasons.append(
+                reason(
+                    "host_short",
+                    count=closest.count,
+                    gpu=closest.gpu,
+                    peak_ram=closest.peak_bytes,
+                    usable_ram=closest.usable_bytes,
+                )
             )
-            if closest.kind == "host":
-                reasons.append(
-                    f"nothing fits: {closest.count} x {closest.gpu} fits the GPUs only with CPU "
-                    f"offload, which keeps {format_bytes(closest.peak_bytes, binary=False)} per "
-                    f"node in host memory against {format_bytes(closest.usable_bytes, binary=False)} "
-                    "usable RAM"
-                )
-            else:
-                reasons.append(
-                    f"nothing fits: the closest is {closest.count} x {closest.gpu} at "
-                    f"{format_bytes(closest.peak_bytes)} per GPU against {format_bytes(closest.usable_bytes)} usable "
-                    f"(short by {format_bytes(closest.peak_bytes - closest.usable_bytes)})"
-                )
-            host = [miss for miss in shortfalls if miss.kind == "host"]
-            if on_gpu and host:
-                least = min(host, key=lambda miss: miss.peak_bytes)
-                reasons.append(
-                    f"with CPU offload {least.count} x {least.gpu} would fit the GPUs but needs "
-                    f"{format_bytes(least.peak_bytes, binary=False)} of host memory per node "
-                    f"against {format_bytes(least.usable_bytes, binary=False)} usable"
-                )
-            hints = []
-            if host:
-                least = min(host, key=lambda miss: miss.peak_bytes)
-                hints.append(
-                    "an instance with more than "
-                    f"{format_bytes(least.peak_bytes / (1 - HOST_MEMORY_MARGIN), binary=False)} RAM"
-                )
-            if scenario.job.method == "full":
-                hints.append("fine-tune with method: qlora or lora")
-            hints.append(f"allow more GPUs (--max-gpus above {request.max_gpus})")
-            if "recompute" in scenario.strategy_given:
-                hints.append("let the search choose recompute: full")
-            if "offload" in scenario.strategy_given and closest.kind == "gpu":
-                hints.append("let the search offload the optimizer")
-            if not request.allow_unlisted_network:
-                hints.append("--allow-unlisted-network to join single-GPU offers")
-            hints.append("shorten seq_len or lower the headroom")
-            reasons.append("what would make it fit: " + "; ".join(hints))
         else:
-            reasons.append("no plan meets the limits")
-            if feasible:
-                fastest = min(feasible, key=lambda row: row["duration"]["seconds"])
-                reasons.append(
-                    f"the fastest feasible plan, {fastest['count']} x {fastest['gpu']}, takes "
-                    f"{fastest['duration']['days']:.1f} days"
+            reasons.append(
+                reason(
+                    "gpu_short",
+                    count=closest.count,
+                    gpu=closest.gpu,
+                    peak_bytes=closest.peak_bytes,
+                    usable_bytes=closest.usable_bytes,
+                    short_bytes=closest.peak_bytes - closest.usable_bytes,
                 )
-                priced = [row for row in feasible if row["cost"]]
-                if priced:
-                    cheapest = min(priced, key=lambda row: float(row["cost"]["total"]))
-                    from gpuplan.i18n import format_money
+            )
+        host = [miss for miss in shortfalls if miss.kind == "host"]
+        if on_gpu and host:
+            least = min(host, key=lambda miss: miss.peak_bytes)
+            reasons.append(
+                reason(
+                    "offload_would_fit",
+                    count=least.count,
+                    gpu=least.gpu,
+                    peak_ram=least.peak_bytes,
+                    usable_ram=least.usable_bytes,
+                )
+            )
+        hints = []
+        if host:
+            least = min(host, key=lambda miss: miss.peak_bytes)
+            hints.append(reason("hint_more_ram", ram=least.peak_bytes / (1 - HOST_MEMORY_MARGIN)))
+        if scenario.job.method == "full":
+            hints.append(reason("hint_lora"))
+        hints.append(reason("hint_more_gpus", max_gpus=request.max_gpus))
+        if "recompute" in scenario.strategy_given:
+            hints.append(reason("hint_recompute"))
+        if "offload" in scenario.strategy_given and closest.kind == "gpu":
+            hints.append(reason("hint_offload"))
+        if not request.allow_unlisted_network:
+            hints.append(reason("hint_unlisted_network"))
+        hints.append(reason("hint_shorter"))
+        reasons.append(reason("hints", hints=hints))
+    else:
+        reasons.append(reason("no_plan"))
+        if feasible:
+            fastest = min(feasible, key=lambda row: row["duration"]["seconds"])
+            reasons.append(
+                reason(
+                    "fastest",
+                    count=fastest["count"],
+                    gpu=fastest["gpu"],
+                    run_length=fastest["duration"]["seconds"],
+                )
+            )
+            priced = [row for row in feasible if row["cost"]]
+            if priced:
+                cheapest = min(priced, key=lambda row: float(row["cost"]["total"]))
+                reasons.append(
+                    reason(
+                        "cheapest",
+                        count=cheapest["count"],
+                        gpu=cheapest["gpu"],
+                        cost=_money(cheapest["cost"]["total"], cheapest["cost"]["currency"]),
+                    )
+                )
+    if request.budget is not None:
+        reasons.append(reason("budget", budget=str(request.budget)))
+    if request.deadline_seconds is not None:
+        reasons.append(reason("deadline", deadline_seconds=request.deadline_seconds))
+    return reasons
 
-                    amount = format_money(
-                        cheapest["cost"]["total"], cheapest["cost"]["currency"], "en", None
-                    )
-                    reasons.append(
-                        f"the cheapest, {cheapest['count']} x {cheapest['gpu']}, costs {amount}"
-                    )
-        if request.budget is not None:
-            reasons.append(f"budget {request.budget}")
-        if request.deadline_seconds is not None:
-            reasons.append(f"deadline {format_duration(request.deadline_seconds)}")
-        return "; ".join(reasons)
-    from gpuplan.i18n import format_money, format_run_length, money_digits
+
+def _money(amount: Any, currency: str) -> dict[str, Any]:
+    return {"amount": str(amount), "currency": currency}
+
+
+def _winner_reasons(plans: list[dict[str, Any]], request: PlanRequest) -> list[Reason]:
+    """The top plan's reason and, with a runner-up, what it trades."""
+    from gpuplan.i18n import money_digits
 
     top = plans[0]
-    text = (
-        f"{top['count']} x {top['gpu']} ({top['machine']['summary']}) wins on "
-        f"{request.objective}: {format_run_length(top['duration']['seconds'], 'en')} at "
-        f"{top['throughput']['mfu']:.0%} MFU"
-    )
+    values = {
+        "count": top["count"],
+        "gpu": top["gpu"],
+        "machine": top["machine"],
+        "objective": request.objective,
+        "run_length": top["duration"]["seconds"],
+        "mfu": top["throughput"]["mfu"],
+    }
     if top["cost"]:
         cost = top["cost"]
-        amount = format_money(cost["total"], cost["currency"], "en", None)
-        text += f" for {amount} at {cost['provider']} ({cost['billing_mix']})"
-    if len(plans) > 1:
-        second = plans[1]
-        faster = second["duration"]["seconds"] < top["duration"]["seconds"]
-        text += (
-            f"; the runner-up, {second['count']} x {second['gpu']}, is "
-            f"{'faster' if faster else 'slower'} "
-            f"({format_run_length(second['duration']['seconds'], 'en')})"
-        )
-        if top["cost"] and second["cost"]:
-            difference = float(second["cost"]["total"]) - float(top["cost"]["total"])
-            if abs(difference) < 0.5 * 10 ** -money_digits(top["cost"]["total"]):
-                text += " for the same cost"
-            else:
-                gap = format_money(abs(difference), top["cost"]["currency"], "en", None)
-                text += f" and costs {gap} {'more' if difference > 0 else 'less'}"
-    return text
+        reasons = [
+            reason(
+                "top_priced",
+                **values,
+                cost=_money(cost["total"], cost["currency"]),
+                provider=cost["provider"],
+                billing=cost["billing_mix"],
+            )
+        ]
+    else:
+        reasons = [reason("top", **values)]
+    if len(plans) < 2:
+        return reasons
+    second = plans[1]
+    faster = second["duration"]["seconds"] < top["duration"]["seconds"]
+    runner_up = {
+        "count": second["count"],
+        "gpu": second["gpu"],
+        "pace": reason("faster" if faster else "slower"),
+        "run_length": second["duration"]["seconds"],
+    }
+    if top["cost"] and second["cost"]:
+        difference = float(second["cost"]["total"]) - float(top["cost"]["total"])
+        if abs(difference) < 0.5 * 10 ** -money_digits(top["cost"]["total"]):
+            clause = reason("same_cost")
+        else:
+            money = _money(f"{abs(difference):.2f}", top["cost"]["currency"])
+            clause = reason("costs_more" if difference > 0 else "costs_less", cost=money)
+        reasons.append(reason("runner_up_priced", **runner_up, cost_clause=clause))
+    else:
+        reasons.append(reason("runner_up", **runner_up))
+    return reasons

@@ -14,6 +14,7 @@ from markupsafe import Markup
 from gpuplan.errors import InputError
 from gpuplan.report.document import Report
 from gpuplan.report.html import render_body, render_html
+from gpuplan.terms import billing_name
 from gpuplan.web import services
 from gpuplan.web.encoding import jsonable
 from gpuplan.web.inputs import (
@@ -117,7 +118,7 @@ async def _answer(
         try:
             context.update(compute(fields, upload, lang))
         except InputError as error:
-            context["error"], status = str(error), 400
+            context["error"], status = error.text(lang), 400
         return _render(name, lang, **context), status
 
     try:
@@ -281,6 +282,7 @@ def _peak_tflops(gpu: Mapping[str, Any]) -> str:
 @router.get("/catalog", response_class=HTMLResponse, include_in_schema=False)
 def catalog_page(request: Request) -> HTMLResponse:
     """Every GPU (with its full source), model and offer (one line per billing plan)."""
+    lang = _language(request)
     gpus = [
         [
             gpu["id"],
@@ -298,7 +300,7 @@ def catalog_page(request: Request) -> HTMLResponse:
             offer["provider"],
             f"{offer['gpus']} x {offer['gpu']}",
             [
-                f"{plan['name']}: {plan['price']} {offer['currency']}/{plan['per']}"
+                f"{billing_name(plan['name'], lang)}: {plan['price']} {offer['currency']}/{plan['per']}"
                 for plan in offer["plans"]
             ],
             offer["observed"],
@@ -307,7 +309,7 @@ def catalog_page(request: Request) -> HTMLResponse:
     ]
     html = render(
         "catalog.html",
-        _language(request),
+        lang,
         "catalog",
         "/catalog",
         gpus=gpus,
