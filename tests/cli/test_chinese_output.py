@@ -156,8 +156,11 @@ they are."""
 @cache
 def catalog_names() -> frozenset[str]:
     """Names the catalog's data gives (providers, GPUs, models, frameworks, billing ids, the
-    values of scenario settings): shown as they are, never translated."""
+    values of scenario settings, node link kinds, the exchange rates' sources): shown as they are, never
+    translated."""
     from gpuplan.catalog import all_gpus, all_models
+    from gpuplan.hardware.topology import INTRA_NODE_LINKS
+    from gpuplan.pricing.currency import default_rates
     from gpuplan.pricing.offers import catalog_offers
 
     names: set[str] = set()
@@ -168,6 +171,11 @@ def catalog_names() -> frozenset[str]:
         names.add(model.norm)
     for offer in catalog_offers():
         names.update(WORD.findall(offer.provider))
+    names.update(WORD.findall(" ".join(INTRA_NODE_LINKS)))
+    rates = default_rates()
+    for currency in rates.currencies:
+        if currency != rates.base:
+            names.update(WORD.findall(str(rates.describe(currency)["source"])))
     names.update(command_names())
     names.update(
         [

@@ -130,10 +130,20 @@ class PlanJob:
 
 
 @dataclass(frozen=True)
+class ReasonResult:
+    """One reason why the top plan won or why no plan qualifies: message ``reason.<code>``
+    and its values, numbers and ids that a face renders in its language
+    (``gpuplan.search.reasons``)."""
+
+    code: str
+    values: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class PlanSearch:
     """The search result (``gpuplan plan --json``): plans best first, the Pareto front,
     how many layouts and machines were evaluated and in how many seconds, what was skipped,
-    why the first plan won (or why none qualifies), what applies to every plan, and the file
+    why the first plan won (or why none qualifies) in English and as reasons, what applies to every plan, and the file
     ``--export`` wrote."""
 
     job: PlanJob
@@ -148,5 +158,6 @@ class PlanSearch:
     unoffered_gpus: list[str]
     offer_notes: list[str]
     explanation: str
+    reasons: list[ReasonResult]
     warnings: list[Warning]
     export: str | None = field(default=None, metadata=OMITTED_WHEN_NONE)

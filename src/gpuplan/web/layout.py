@@ -7,7 +7,7 @@ Each page template extends ``base.html`` (navigation, language switch, the repor
 from __future__ import annotations
 
 import base64
-from functools import cache, partial
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,7 @@ def render(template: str, lang: str, active: str = "", path: str = "", **context
         environment()
         .get_template(template)
         .render(
-            t=partial(translate, lang=lang),
+            t=lambda key, **values: translate(key, lang, **values),
             lang=lang,
             html_lang="zh-CN" if lang == "zh" else "en",
             pages=PAGES,
