@@ -498,20 +498,31 @@ def optimizer_step_bytes(
     layout: Layout,
     framework_codes: npt.NDArray[np.int64],
     profiles: Sequence[FrameworkProfile],
+    stage_states: tuple[dict[str, FloatArray], dict[str, FloatArray]] | None = None,
 ) -> dict[str, FloatArray]:
     """Model states of the more loaded pipeline stage at the optimizer step: weights, the
     gradients as the step reads them (FSDP's accumulation already reduce-scattered), and the
     optimizer states plus the temporaries the step allocates (``frameworks.OptimizerPart``
-    ``step_temporaries``), sharded like the states; none on the GPU when offloaded."""
+    ``step_temporaries``), sharded like the states; none on the GPU when offloaded.
+    ``stage_states``: the first and last stage's :func:`model_state_bytes`, reused where no
+    layout accumulates unsharded gradients (the step then holds the same states)."""
     table = _parameter_table(job, tuple(profiles))
     temporaries_per_param = np.asarray(table["step_temporaries"][framework_codes], dtype=float)
     ranks = np.where(layout.zero >= 1, (layout.dp * layout.cp).astype(float), 1.0)
     expert_ranks = np.where(layout.zero >= 1, expert_data_parallel(layout), 1.0)
+    accumulates = np.any(
+        (layout.zero == 3)
+        & (layout.micro_batches > 1)
+        & (table["accumulation"][framework_codes] > 0)
+    )
     best: dict[str, FloatArray] = {}
     for last_stage in (False, True):
-        states = model_state_bytes(
-            job, layout, framework_codes, last_stage, profiles, accumulating=False
-        )
+        if stage_states is not None and not accumulates:
+            states = dict(stage_states[int(last_stage)])
+        else:
+            states = model_state_bytes(
+                job, layout, framework_codes, last_stage, profiles, accumulating=False
+            )
         split = trained_split(job, layout, stage_parameters(job.model, layout, last_stage))
         trained = split.trained_dense / ranks + split.trained_experts / expert_ranks
         temporaries = np.where(layout.offload >= 1, 0.0, trained * temporaries_per_param)
@@ -522,6 +533,33 @@ def optimizer_step_bytes(
         larger = sum(states.values()) > sum(best.values())
         best = {name: np.where(larger, states[name], best[name]) for name in best}
     return best
+
+
+MODEL_STATE_FIELDS = ("zero", "dp", "cp", "tp", "pp", "ep", "etp", "offload", "micro_batches")
+"""The layout fields :func:`model_state_bytes` and :func:`optimizer_step_bytes` read (of
+``micro_batches`` only whether it exceeds one)."""
+
+
+def model_states_at_peaks(
+    job: TrainingJob,
+    layout: Layout,
+    framework_codes: npt.NDArray[np.int64],
+    profiles: Sequence[FrameworkProfile],
+) -> tuple[dict[str, FloatArray], dict[str, FloatArray], dict[str, FloatArray]]:
+    """The first and last stage's :func:`model_state_bytes` and the optimizer step's
+    (:func:`optimizer_step_bytes`), computed once per distinct :data:`MODEL_STATE_FIELDS`."""
+    states_layout = replace(layout, micro_batches=np.minimum(layout.micro_batches, 2))
+    rows = distinct_rows(states_layout, framework_codes, MODEL_STATE_FIELDS)
+    if rows is not None:
+        parts = model_states_at_peaks(job, rows.layout, rows.codes, profiles)
+        return tuple(  # type: ignore[return-value]
+            {name: np.asarray(value[rows.inverse], dtype=float) for name, value in part.items()}
+            for part in parts
+        )
+    first = model_state_bytes(job, layout, framework_codes, False, profiles)
+    last = model_state_bytes(job, layout, framework_codes, True, profiles)
+    step = optimizer_step_bytes(job, layout, framework_codes, profiles, (first, last))
+    return first, last, step
 
 
 # --- activations ------------------------------------------------------------------------------
@@ -856,6 +894,43 @@ def activation_terms(
     return {name: np.asarray(value * scale, dtype=float) for name, value in terms.items()}
 
 
+@dataclass(frozen=True)
+class DistinctRows:
+    """One layout of each group that agrees on some fields, and the index back to all."""
+
+    layout: Layout
+    codes: npt.NDArray[np.int64]
+    inverse: npt.NDArray[np.int64]
+
+
+def distinct_rows(
+    layout: Layout, framework_codes: npt.NDArray[np.int64], fields: tuple[str, ...]
+) -> DistinctRows | None:
+    """The layouts that differ in the framework code or one of ``fields``, one each, for a
+    formula that reads only those (``result[inverse]`` spreads its answer back); None for a
+    single layout or when no two agree. The search evaluates every micro-batch, recompute and
+    pipeline choice of a machine at once, so a part that depends on a few fields repeats."""
+    codes = np.asarray(framework_codes)
+    if codes.ndim != 1 or codes.shape != layout.tp.shape or codes.size < 2:
+        return None
+    key = np.zeros(codes.size, dtype=np.int64)
+    span = 1
+    for column in (codes, *(np.asarray(getattr(layout, name)) for name in fields)):
+        values = column.astype(np.int64)
+        radix = int(values.max()) + 1
+        if span * radix >= 2**62:
+            _, key = np.unique(key, return_inverse=True)
+            key, span = key.ravel().astype(np.int64), int(key.max()) + 1
+        key, span = key * radix + values, span * radix
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    if len(first) == codes.size:
+        return None
+    distinct = Layout(
+        **{name: getattr(layout, name)[first] for name in layout.__dataclass_fields__}
+    )
+    return DistinctRows(distinct, codes[first], inverse.ravel())
+
+
 def activation_bytes_per_token_per_layer(
     model: ModelSpec,
     layout: Layout,
@@ -875,24 +950,16 @@ def activation_bytes_per_token_per_layer(
     :func:`activation_terms` under each layout's framework kernels (:func:`activation_kernels`).
     The bytes depend on the framework, ``tp``, ``etp``, the recompute policy and sequence
     parallelism only, so each distinct combination of those is computed once."""
-    codes = np.asarray(framework_codes)
-    if codes.ndim == 1 and codes.shape == layout.tp.shape and codes.size > 1:
-        keys = (
-            ((codes.astype(np.int64) * 4096 + layout.tp) * 4096 + layout.etp) * 8 + layout.recompute
-        ) * 2 + layout.sequence_parallel
-        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-        distinct = Layout(
-            **{name: getattr(layout, name)[first] for name in layout.__dataclass_fields__}
-        )
-        if len(first) < codes.size:
-            return np.asarray(
-                activation_bytes_per_token_per_layer(
-                    model, distinct, codes[first], sequence_length, flash_attention, dropout,
-                    lora_targets, lora_dropout, frozen_linear_keeps_input, compiled,
-                    bytes_per_value, profiles, expert_load,
-                )[inverse.ravel()],
-                dtype=float,
-            )  # fmt: skip
+    rows = distinct_rows(layout, framework_codes, ("tp", "etp", "recompute", "sequence_parallel"))
+    if rows is not None:
+        return np.asarray(
+            activation_bytes_per_token_per_layer(
+                model, rows.layout, rows.codes, sequence_length, flash_attention, dropout,
+                lora_targets, lora_dropout, frozen_linear_keeps_input, compiled,
+                bytes_per_value, profiles, expert_load,
+            )[rows.inverse],
+            dtype=float,
+        )  # fmt: skip
     terms = activation_terms(
         model,
         layout,
@@ -1039,8 +1106,7 @@ def estimate_memory(
     first_activations = layers_on_stage * stored_per_layer * in_flight + working_layer + held
     last_activations = layers_on_stage * stored_per_layer + working_layer + held
 
-    first_states = model_state_bytes(job, layout, codes, last_stage=False, profiles=profiles)
-    last_states = model_state_bytes(job, layout, codes, last_stage=True, profiles=profiles)
+    first_states, last_states, step = model_states_at_peaks(job, layout, codes, profiles)
     logits = logits_bytes(job, layout, codes, profiles)
     buffers = framework_buffer_bytes(job, layout, codes, profiles)
 
@@ -1063,7 +1129,6 @@ def estimate_memory(
         parts[name]
         for name in ("weights", "gradients", "optimizer", "activations", "logits", "buffers")
     )
-    step = optimizer_step_bytes(job, layout, codes, profiles)
     step["buffers"] = np.where(layout.zero == 3, 0.0, buffers)
     step_is_peak = sum(step.values()) > allocated
     for name in PARTS[:6]:
