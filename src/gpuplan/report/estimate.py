@@ -10,7 +10,7 @@ from gpuplan.report import charts
 from gpuplan.report.assumptions import assumptions_section
 from gpuplan.report.common import generated_line, layout_text, scenario_section, warnings_section
 from gpuplan.report.document import Chart, Paragraph, Report, Section, Table
-from gpuplan.report.interval import days_text, interval_line, throughput_text
+from gpuplan.report.interval import interval_line, run_length_text, throughput_text
 
 MEMORY_TOTALS = (
     ("memory.allocated", "allocated_bytes"),
@@ -125,7 +125,7 @@ def estimate_answer(result: Mapping[str, Any], lang: str) -> str:
         "peak": f"{memory['peak_bytes'] / 2**30:.1f}",
         "tokens_per_s": throughput_text(throughput),
         "mfu": format_share(throughput["mfu"], 1),
-        "days": days_text(result["duration"], lang),
+        "days": run_length_text(result["duration"], lang),
     }
     key = "report.answer.estimate" if days is not None else "report.answer.estimate_nodays"
     return translate(key, lang, **values)

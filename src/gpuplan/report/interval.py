@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpuplan.i18n import format_days, format_money, translate
+from gpuplan.i18n import format_days, format_money, format_run_length, translate
 
 
 def run_length_range(seconds: float, low: float, high: float) -> str:
@@ -35,14 +35,17 @@ def throughput_text(throughput: Mapping[str, Any]) -> str:
     return f"{text} ({low:,.0f}–{high:,.0f})"
 
 
-def days_text(duration: Mapping[str, Any], lang: str) -> str:
-    """``2.7 days (2.7–3.7)``."""
+def run_length_text(duration: Mapping[str, Any], lang: str) -> str:
+    """``10.8 h (9.0–12.8)`` under two days, ``2.7 days (2.7–3.7)`` from there
+    (``i18n.format_run_length``, :func:`run_length_range`)."""
     days = duration.get("days")
     if days is None:
         return format_days(None, lang)
+    text = format_run_length(days * 86400, lang)
     low, high = duration.get("days_low"), duration.get("days_high")
-    text = format_days(days, lang)
-    return f"{text} ({low:,.1f}–{high:,.1f})" if low is not None and high is not None else text
+    if low is None or high is None:
+        return text
+    return f"{text} {run_length_range(days * 86400, low * 86400, high * 86400)}"
 
 
 def interval_line(interval: Mapping[str, Any] | None, lang: str) -> str:

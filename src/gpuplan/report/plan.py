@@ -16,10 +16,10 @@ from gpuplan.report.common import generated_line, layout_text, warnings_section
 from gpuplan.report.document import Chart, Paragraph, Report, Section, Table
 from gpuplan.report.estimate import memory_section, step_section
 from gpuplan.report.interval import (
-    days_text,
     interval_line,
     money_range,
     run_length_range,
+    run_length_text,
     with_range,
 )
 from gpuplan.report.quote import billing_section
@@ -27,6 +27,7 @@ from gpuplan.report.tco import tco_section
 from gpuplan.scenario import STRATEGY_KEYS
 from gpuplan.search.reasons import explanation
 from gpuplan.terms import billing_text, term
+from gpuplan.units import SECONDS_PER_DAY
 
 TCO_YEARS = 3
 
@@ -403,15 +404,15 @@ def pareto_section(result: Mapping[str, Any], lang: str) -> Section | None:
     rows = [
         [
             f"{point['count']}x {point['gpu']}",
-            f"{point['days']:.2f}",
-            format_money(point["cost"], result["currency"], lang, 0),
+            run_length(point["days"] * SECONDS_PER_DAY, lang),
+            format_money(point["cost"], result["currency"], lang, None),
         ]
         for point in result["pareto"]
         if point["cost"] is not None
     ]
     headers = [
         translate("col.gpus", lang),
-        translate("col.days", lang),
+        translate("col.duration", lang),
         translate("col.cost", lang),
     ]
     return Section(
@@ -433,7 +434,7 @@ def plan_answer(result: Mapping[str, Any], lang: str) -> list[str]:
         ]
     top = result["plans"][0]
     cost = top["cost"]
-    days = days_text(top["duration"], lang)
+    days = run_length_text(top["duration"], lang)
     if cost:
         sentence = translate(
             "report.answer.plan",
@@ -441,7 +442,7 @@ def plan_answer(result: Mapping[str, Any], lang: str) -> list[str]:
             count=top["count"],
             gpu=top["gpu"],
             days=days,
-            cost=format_money(cost["total"], cost["currency"], lang, 0)
+            cost=format_money(cost["total"], cost["currency"], lang, None)
             + " "
             + money_range(cost["total_low"], cost["total_high"], cost["currency"], lang),
             per_million=format_money(cost["per_million_tokens"], cost["currency"], lang)
