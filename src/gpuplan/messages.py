@@ -476,6 +476,150 @@ ENGLISH: dict[str, str] = dict(
             "error.unknown_name_hint",
             "unknown {kind} {name}; did you mean {close}? (`gpuplan {command}` lists them)",
         ),
+        # input errors: shared sentences
+        message("error.whole_number", "{field}: expected a whole number, got {value}"),
+        message("error.whole_number_null", "{field}: expected a whole number, got null"),
+        message(
+            "error.whole_number_at_least",
+            "{field}: expected a whole number >= {least}, got {value}",
+        ),
+        message(
+            "error.positive_whole_number", "{field}: must be a positive whole number, got {value}"
+        ),
+        message("error.not_one_of", "{field}: {value} is not one of {accepted}"),
+        message("error.true_or_false", "{field}: expected true or false, got {value}"),
+        message("error.in_field", "{field}: {error}"),
+        message("error.section", "{field}: expected a mapping of {accepted}"),
+        message("error.above_zero", "{field}: must be above zero, got {value}"),
+        message("error.at_least_one", "{field}: must be at least 1, got {value}"),
+        message("error.positive", "{field}: must be positive, got {value}"),
+        # input errors: scenarios (scenario.py)
+        message("error.scenario_mapping", "scenario {path} must hold a mapping of scenario keys"),
+        message(
+            "error.scenario_model",
+            "model: expected a catalog name, a config.json path, or a mapping of config.json keys",
+        ),
+        message(
+            "error.scenario_model_missing",
+            "model: missing; give a catalog name (gpuplan models), a config.json path or a mapping",
+        ),
+        message(
+            "error.scenario_batch_both",
+            "global_batch: give global_batch (sequences) or global_batch_tokens, not both",
+        ),
+        message("error.scenario_lora", "lora: expected a mapping with rank, alpha, targets"),
+        message("error.scenario_hardware", "hardware: expected a mapping with gpu and count"),
+        message("error.scenario_strategy", "strategy: expected a mapping of tp, pp, zero, ..."),
+        message(
+            "error.scenario_offers_file",
+            "hardware.offers_file: expected the path of an offers file or a list of paths, got {value}",
+        ),
+        message("error.scenario_offer_gpu", "hardware.gpu: offer {offer} sells {gpu}"),
+        message(
+            "error.scenario_offer_count",
+            "hardware.count: {offer} sells instances of {gpus} GPUs, got {count}",
+        ),
+        message(
+            "error.scenario_host_memory",
+            "hardware.host_memory: a positive size per node, got {value}",
+        ),
+        message(
+            "error.scenario_power_limit",
+            "hardware.power_limit_watts: expected a number of watts, got {value}",
+        ),
+        message(
+            "error.scenario_load_imbalance",
+            "moe.load_imbalance: expected a number >= 1 (busiest expert / mean), got {value}",
+        ),
+        message(
+            "error.scenario_failure_rate",
+            "reliability.failures_per_gpu_hour: expected a number >= 0, got {value}",
+        ),
+        # input errors: strategies (strategy.py)
+        message(
+            "error.strategy_etp",
+            "strategy.etp: must be a positive whole number (or 0 for tp), got {value}",
+        ),
+        message(
+            "error.strategy_zero_stages",
+            "strategy.zero: framework {framework} runs ZeRO stages {stages}, got {value}",
+        ),
+        message(
+            "error.strategy_divide_count",
+            "strategy: tp*pp*cp = {model_parallel} does not divide hardware.count = {count}",
+        ),
+        message(
+            "error.strategy_dp",
+            "strategy.dp: dp*tp*pp*cp = {product} must equal hardware.count = {count}",
+        ),
+        message(
+            "error.strategy_ep_dense",
+            "strategy.ep: expert parallelism needs a mixture-of-experts model; use ep: 1",
+        ),
+        message(
+            "error.strategy_etp_dense",
+            "strategy.etp: expert tensor parallelism needs a mixture-of-experts model; leave it out",
+        ),
+        message(
+            "error.strategy_tp_heads",
+            "strategy.tp: {tp} does not divide the {heads} attention heads; accepted: {accepted}",
+        ),
+        message(
+            "error.strategy_tp_kv_heads",
+            "strategy.tp: {tp} and the {kv_heads} KV heads must divide one another",
+        ),
+        message(
+            "error.strategy_pp_layers", "strategy.pp: {pp} is more than the model's {layers} layers"
+        ),
+        message(
+            "error.strategy_vpp_stages",
+            "strategy.vpp: interleaving needs pp >= 2 and at least one layer per virtual stage "
+            "(pp*vpp = {stages}, {layers} layers)",
+        ),
+        message(
+            "error.strategy_ep_experts",
+            "strategy.ep: {ep} must divide the {experts} experts, and ep*etp = {ep_etp} must "
+            "divide dp*cp*tp = {dp_cp_tp}",
+        ),
+        message(
+            "error.strategy_etp_width",
+            "strategy.etp: {etp} does not divide the experts' FFN width {width}",
+        ),
+        message(
+            "error.strategy_cp_sequence", "strategy.cp: {cp} does not divide seq_len = {seq_len}"
+        ),
+        message(
+            "error.strategy_batch",
+            "strategy.micro_batch: dp*micro_batch = {samples} does not divide global_batch = "
+            "{global_batch}",
+        ),
+        # input errors: frameworks (estimate/frameworks.py)
+        message(
+            "error.framework_version",
+            "framework.version: {value} is not a torchtitan release ({releases}) or a commit "
+            "date (2025-04 or 2025-04-02)",
+        ),
+        message(
+            "error.framework_mapping",
+            "framework: expected a name ({names}) or a mapping of {accepted}",
+        ),
+        message(
+            "error.framework_version_base",
+            "framework.version: only the torchtitan preset has versions, base is {base}",
+        ),
+        message("error.framework_part_key", "{field}: unknown part key; accepted: {accepted}"),
+        message(
+            "error.framework_elements",
+            "{field}: expected a number of elements >= 0 or hidden^2, got {value}",
+        ),
+        # input errors: plan requests (search/request.py)
+        message("error.headroom", "headroom: must be in [0, 1), got {value}"),
+        message("error.deadline", "deadline: must be positive, got {value} s"),
+        message(
+            "error.plan_etp",
+            "strategy.etp: {etp} is estimate-only; the plan search splits experts by tp, as the "
+            "step time does: drop etp to search, or give it to gpuplan estimate",
+        ),
         message("cli.warning", "warning:"),
         # bench tables
         message("bench.col.figure", "figure"),
@@ -712,7 +856,6 @@ ENGLISH: dict[str, str] = dict(
         message(
             "error.pasted_json", "model: the pasted config.json is not a JSON object: {reason}"
         ),
-        message("error.number", "{field}: expected a whole number, got {value!r}"),
         # seed check
         message("seed.title", "The seed article, checked"),
         message(
