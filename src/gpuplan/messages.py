@@ -437,6 +437,7 @@ ENGLISH: dict[str, str] = dict(
         message("unit_kind.flops", "a FLOP/s rate"),
         message("unit_kind.price", "a price"),
         message("name_kind.model", "model"),
+        message("name_kind.offer", "offer"),
         message(
             "unit_forms.tokens",
             "a count with an optional K/M/B/T suffix: 20B, 1.5T, 300M, 15e12, 4096",
@@ -619,6 +620,51 @@ ENGLISH: dict[str, str] = dict(
             "error.plan_etp",
             "strategy.etp: {etp} is estimate-only; the plan search splits experts by tp, as the "
             "step time does: drop etp to search, or give it to gpuplan estimate",
+        ),
+        # input errors: offers files (pricing/offers.py)
+        message("error.number", "{field}: expected a number, got {value}"),
+        message(
+            "error.finite_number",
+            "{field}: expected a finite number within ±{largest}, got {value}",
+        ),
+        message("error.offer_not_package", "plan {plan} is not a package"),
+        message("error.offer_no_plan", "offer {offer} has no plan {plan}; its plans: {plans}"),
+        message(
+            "error.offer_plan_currency",
+            "{field}.currency: a plan is priced in its offer's currency ({currency})",
+        ),
+        message(
+            "error.offer_reserved_term",
+            "{field}: missing key 'term' (a reserved plan states its term)",
+        ),
+        message("error.offer_term", "{field}.term: only package and reserved plans have a term"),
+        message("error.must_be_positive", "{field}: must be positive"),
+        message("error.offer_spot_only", "{field}: only a spot plan is interrupted"),
+        message(
+            "error.offer_interruptions_source",
+            "{field}: interruptions_per_hour needs an interruptions_source",
+        ),
+        message("error.offer_tiers_increase", "{field}.up_to: tiers must increase"),
+        message("error.offer_last_tier", "{field}.up_to: only the last tier may leave it out"),
+        message("error.offer_link", "{field}.intra_node: an instance of {gpus} GPUs needs a link"),
+        message(
+            "error.offer_network_rate",
+            "{field}: missing key 'network_gbps_per_gpu' (network {network})",
+        ),
+        message(
+            "error.offer_network_none", "{field}.network_gbps_per_gpu: given for network 'none'"
+        ),
+        message("error.offer_plan_names", "{field}: plans: plan names must be unique, got {names}"),
+        message(
+            "error.offer_max_instances",
+            "{field}: max_instances: {most} is below min_instances {least}",
+        ),
+        message("error.offer_gpu", "{path}: offer {offer}: gpu: {error}"),
+        message("error.discount_provider", "discount factor for unknown provider {provider}"),
+        message("error.discount_form", "discount {text}: expected PROVIDER=FACTOR, e.g. AWS=0.8"),
+        message(
+            "error.discount_range",
+            "discount {text}: the factor must be in (0, 1], e.g. 0.8 for {percent} off",
         ),
         message("cli.warning", "warning:"),
         # bench tables
