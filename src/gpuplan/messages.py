@@ -666,6 +666,55 @@ ENGLISH: dict[str, str] = dict(
             "error.discount_range",
             "discount {text}: the factor must be in (0, 1], e.g. 0.8 for {percent} off",
         ),
+        # input errors: exchange rates, quotes, TCO (pricing/)
+        message(
+            "error.fx_unknown",
+            "no exchange rate for {currency}; known: {known} (add one with --fx {pair}=RATE or "
+            "--fx {code}=RATE per dollar)",
+        ),
+        message(
+            "error.fx_form",
+            "exchange rate {text}: expected A/B=RATE (one A costs RATE B, e.g. USD/CNY=7.1) or "
+            "CUR=RATE (one {dollar} costs RATE CUR, e.g. CNY=7.1)",
+        ),
+        message(
+            "error.fx_dollar",
+            "exchange rate {text}: CUR=RATE prices the dollar; expected A/B=RATE (one A costs "
+            "RATE B, e.g. USD/CNY=7.1) or CUR=RATE (one {dollar} costs RATE CUR, e.g. CNY=7.1)",
+        ),
+        message("error.fx_number", "exchange rate {text}: {value} is not a number"),
+        message("error.fx_positive", "exchange rate {text}: the rate must be positive"),
+        message("error.fx_base", "{origin}: base: {base} is not one of {accepted}"),
+        message(
+            "error.duration_seconds",
+            "duration must be a non-negative number of seconds, got {value}",
+        ),
+        message("error.instances", "the number of instances must be at least 1, got {value}"),
+        message("error.tco_figure", "{field}: must be from 0 to 1e15, got {value}"),
+        message(
+            "error.tco_count", "{field}: must be a whole number from 1 to 1,048,576, got {value}"
+        ),
+        message(
+            "error.tco_pue",
+            "{field}.pue: must be from 1 to 5 (facility over IT power), got {value}",
+        ),
+        message("error.tco_table", "{origin}: [{key}] must be a table"),
+        message(
+            "error.tco_currency", "{origin}: tco.currency must be one of {accepted}, got {value}"
+        ),
+        message(
+            "error.tco_years",
+            "{origin}: tco.years must be a whole number of years from 1 to 30, got {value}",
+        ),
+        message(
+            "error.tco_utilization", "{origin}: tco.utilization must be in (0, 1], got {value}"
+        ),
+        message("error.tco_unknown_field", "{field}: unknown field (known: {accepted})"),
+        message(
+            "error.tco_power_twice",
+            "{field}: give either operations.power (a yearly figure) or [power], not both",
+        ),
+        message("error.tco_rent", "{origin}: [rent] needs exactly one of 'monthly' or 'offer'"),
         message("cli.warning", "warning:"),
         # bench tables
         message("bench.col.figure", "figure"),

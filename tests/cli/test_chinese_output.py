@@ -379,3 +379,18 @@ def test_a_bad_discount_is_an_error_in_chinese(entry_point):
     assert "折扣 'AWS=2'：系数必须在 (0, 1] 之内，例如 0.8 表示优惠 20 %" in result.stderr
     in_english = entry_point("offers", "--discount", "AWS=2", "--lang", "en")
     assert "the factor must be in (0, 1], e.g. 0.8 for 20 % off" in in_english.stderr
+
+
+@pytest.mark.parametrize(
+    ("arguments", "english", "chinese"),
+    [
+        (("--fx", "CNY=abc"), "exchange rate 'CNY=abc': 'abc' is not a number", "汇率 'CNY=abc'：'abc' 不是数字"),
+        (("--fx", "CNY=-1"), "exchange rate 'CNY=-1': the rate must be positive", "汇率必须为正数"),
+        (("--fx", "USD=7"), "exchange rate 'USD=7': CUR=RATE prices the dollar", "CUR=RATE 是美元的价格"),
+    ],
+)  # fmt: skip
+def test_exchange_rate_errors_in_chinese(entry_point, arguments, english, chinese):
+    assert english in entry_point("offers", *arguments, "--lang", "en").stderr
+    result = entry_point("offers", *arguments, "--lang", "zh")
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and chinese in result.stderr, result.stderr
