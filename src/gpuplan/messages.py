@@ -684,6 +684,10 @@ ENGLISH: dict[str, str] = dict(
         ),
         message("error.fx_number", "exchange rate {text}: {value} is not a number"),
         message("error.fx_positive", "exchange rate {text}: the rate must be positive"),
+        message("error.fx_twice", "{field}: currency: given twice (or it is the base)"),
+        message(
+            "error.fx_finite", "{field}: per_unit: expected a finite positive number, got {value}"
+        ),
         message("error.fx_base", "{origin}: base: {base} is not one of {accepted}"),
         message(
             "error.duration_seconds",
@@ -715,6 +719,27 @@ ENGLISH: dict[str, str] = dict(
             "{field}: give either operations.power (a yearly figure) or [power], not both",
         ),
         message("error.tco_rent", "{origin}: [rent] needs exactly one of 'monthly' or 'offer'"),
+        # input errors: config.json mappings (workload/)
+        message("error.config_object", "model: {path} must hold a JSON object of config.json keys"),
+        message(
+            "error.config_sizes",
+            "model: {missing} missing; a config must give {required} (other sizes may take the "
+            "family's transformers defaults)",
+        ),
+        message("error.config_missing", "{field}: missing; a config needs {accepted}"),
+        message("error.config_layers", "{field}: expected a list of {layers} per-layer values"),
+        message(
+            "error.rope_scaling_value",
+            "{field}: expected a name, a number or a list of numbers, got {value}",
+        ),
+        message(
+            "error.rope_scaling_size",
+            "model.rope_scaling: expected a table of at most {most} entries, got {value}",
+        ),
+        message("error.keys_are_names", "{field}: keys are names"),
+        message(
+            "error.router_groups", "model.n_group: {groups} groups do not divide {experts} experts"
+        ),
         message("cli.warning", "warning:"),
         # bench tables
         message("bench.col.figure", "figure"),

@@ -394,3 +394,17 @@ def test_exchange_rate_errors_in_chinese(entry_point, arguments, english, chines
     result = entry_point("offers", *arguments, "--lang", "zh")
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and chinese in result.stderr, result.stderr
+
+
+def test_config_json_errors_render_in_chinese():
+    from gpuplan.errors import InputError
+    from gpuplan.scenario import parse_scenario
+
+    with pytest.raises(InputError) as raised:
+        parse_scenario({"model": {"hidden_size": 4096}})
+    assert "missing; a config must give" in str(raised.value)
+    assert "config 必须给出" in raised.value.text("zh")
+    with pytest.raises(InputError) as raised:
+        parse_scenario({"model": "llama-3.1-8b", "seq_len": "long"})
+    assert str(raised.value) == "seq_len: expected a whole number, got 'long'"
+    assert raised.value.text("zh") == "seq_len：应为整数，实际为 'long'"

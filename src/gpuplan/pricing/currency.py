@@ -9,6 +9,7 @@ used, because a quote is only as current as its exchange rate.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -152,7 +153,9 @@ def parse_rates(document: Mapping[str, Any], origin: str) -> ExchangeRates:
     for entry in table.rates:
         where = f"{origin}: rate {entry.currency!r}"
         if entry.currency in per_unit or entry.currency == table.base:
-            raise CurrencyError(f"{where}: currency: given twice (or it is the base)")
+            raise CurrencyError.of("error.fx_twice", field=where)
+        if not math.isfinite(entry.per_unit) or entry.per_unit <= 0:
+            raise CurrencyError.of("error.fx_finite", field=where, value=repr(entry.per_unit))
         per_unit[entry.currency] = Decimal(repr(entry.per_unit))
         provenance[entry.currency] = Provenance.read(
             entry.source,
