@@ -740,6 +740,27 @@ ENGLISH: dict[str, str] = dict(
         message(
             "error.router_groups", "model.n_group: {groups} groups do not divide {experts} experts"
         ),
+        # input errors: units, observed dates, quote CSV files
+        message("error.unit_number", "cannot read {value} as a number"),
+        message("error.money_period", "{money} has no period; give one such as /h"),
+        message("error.money_range", "{value}: amounts of money run from {low} to {high}"),
+        message(
+            "error.observed_form", "cannot read observed date {value}; accepted forms: {accepted}"
+        ),
+        message(
+            "error.observed_future",
+            "{field}: observed {value} is in the future (today is {today}); give the date the "
+            "figure was read",
+        ),
+        message("error.is_estimate", "{field}: 'is_estimate' must be true or false"),
+        message("error.missing_source", "{field}: missing 'source'"),
+        message("error.missing_observed", "{field}: missing 'observed' date"),
+        message(
+            "error.date_quality",
+            "{field}.date_quality: {value} does not match observed {observed} ({quality})",
+        ),
+        message("error.csv_provider", "{path}: missing column provider (or give --provider)"),
+        message("error.csv_columns", "{path}: unknown column(s) {unknown}; accepted: {accepted}"),
         message("cli.warning", "warning:"),
         # bench tables
         message("bench.col.figure", "figure"),
