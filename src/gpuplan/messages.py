@@ -761,6 +761,39 @@ ENGLISH: dict[str, str] = dict(
         ),
         message("error.csv_provider", "{path}: missing column provider (or give --provider)"),
         message("error.csv_columns", "{path}: unknown column(s) {unknown}; accepted: {accepted}"),
+        # input errors: training jobs (workload/job.py)
+        message(
+            "error.job_load_imbalance",
+            "moe.load_imbalance: the busiest expert's load over the mean, a number >= 1, got {value}",
+        ),
+        message(
+            "error.job_lora_targets",
+            "lora.targets: {value} is not attention, all-linear, or a list of {modules}",
+        ),
+        message("error.job_seq_len", "seq_len: must be a positive number of tokens, got {value}"),
+        message(
+            "error.job_global_batch",
+            "global_batch: must be a positive number of sequences, got {value}",
+        ),
+        message("error.job_tokens", "tokens: must not be negative, got {value}"),
+        message(
+            "error.job_qlora_precision",
+            "precision: QLoRA computes in bf16 or fp16 over 4-bit weights, got {value}; "
+            "accepted: bf16, fp16, bf16-pure",
+        ),
+        message(
+            "error.job_freeze_layers",
+            "trainable_layers: method freeze needs the number of trained layers, 1..{layers}, "
+            "got {value}",
+        ),
+        message(
+            "error.job_fused_loss",
+            "framework.loss: {value} contradicts fused_loss: true; accepted with it: fused, chunked",
+        ),
+        message(
+            "error.job_attention",
+            "framework.attention: {value} contradicts attention_kernel: {kernel}; give one of them",
+        ),
         message("cli.warning", "warning:"),
         # bench tables
         message("bench.col.figure", "figure"),
