@@ -794,6 +794,25 @@ ENGLISH: dict[str, str] = dict(
             "error.job_attention",
             "framework.attention: {value} contradicts attention_kernel: {kernel}; give one of them",
         ),
+        # input errors: clusters (hardware/cluster.py)
+        message(
+            "error.cluster_power_limit",
+            "hardware.power_limit_watts: a positive number of watts, got {value}",
+        ),
+        message(
+            "error.cluster_no_tdp",
+            "hardware.power_limit_watts: {gpu} has no sourced TDP in the catalog to scale from",
+        ),
+        message("error.cluster_count", "hardware.count: must be at least 1 GPU, got {value}"),
+        message(
+            "error.cluster_nics",
+            "hardware.nics_per_node: between 1 and the node's {gpus} GPUs, got {value}",
+        ),
+        message(
+            "error.cluster_unlisted_network",
+            "{instances} instances: the offer lists no network between instances "
+            "(--allow-unlisted-network models one on their public Ethernet)",
+        ),
         message("cli.warning", "warning:"),
         # bench tables
         message("bench.col.figure", "figure"),
