@@ -25,14 +25,20 @@ class InputError(ValueError):
         return error
 
     def text(self, lang: str) -> str:
-        """The message in ``lang``; a value that is the English of a message (``a duration``) is
-        translated too. An error made from a plain sentence stays as it is."""
+        """The message in ``lang``; a value that is the English of a message (``a duration``) or
+        an error of its own is translated too. An error made from a plain sentence stays as it is."""
         if self.key is None:
             return str(self)
-        from gpuplan.i18n import translate, translate_text
+        from gpuplan.i18n import translate
 
-        values = {
-            name: translate_text(value, lang) if isinstance(value, str) else value
-            for name, value in self.values.items()
-        }
+        values = {name: _in_language(value, lang) for name, value in self.values.items()}
         return translate(self.key, lang, **values)
+
+
+def _in_language(value: object, lang: str) -> object:
+    """A message value in ``lang``: an error's own text, a message's English translated."""
+    from gpuplan.i18n import translate_text
+
+    if isinstance(value, InputError):
+        return value.text(lang)
+    return translate_text(value, lang) if isinstance(value, str) else value

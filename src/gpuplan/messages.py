@@ -437,6 +437,7 @@ ENGLISH: dict[str, str] = dict(
         message("unit_kind.flops", "a FLOP/s rate"),
         message("unit_kind.price", "a price"),
         message("name_kind.model", "model"),
+        message("name_kind.offer", "offer"),
         message(
             "unit_forms.tokens",
             "a count with an optional K/M/B/T suffix: 20B, 1.5T, 300M, 15e12, 4096",
@@ -475,6 +476,342 @@ ENGLISH: dict[str, str] = dict(
         message(
             "error.unknown_name_hint",
             "unknown {kind} {name}; did you mean {close}? (`gpuplan {command}` lists them)",
+        ),
+        # input errors: shared sentences
+        message("error.whole_number", "{field}: expected a whole number, got {value}"),
+        message("error.whole_number_null", "{field}: expected a whole number, got null"),
+        message(
+            "error.whole_number_at_least",
+            "{field}: expected a whole number >= {least}, got {value}",
+        ),
+        message(
+            "error.positive_whole_number", "{field}: must be a positive whole number, got {value}"
+        ),
+        message("error.not_one_of", "{field}: {value} is not one of {accepted}"),
+        message("error.true_or_false", "{field}: expected true or false, got {value}"),
+        message("error.in_field", "{field}: {error}"),
+        message("error.section", "{field}: expected a mapping of {accepted}"),
+        message("error.above_zero", "{field}: must be above zero, got {value}"),
+        message("error.at_least_one", "{field}: must be at least 1, got {value}"),
+        message("error.positive", "{field}: must be positive, got {value}"),
+        # input errors: scenarios (scenario.py)
+        message("error.scenario_mapping", "scenario {path} must hold a mapping of scenario keys"),
+        message(
+            "error.scenario_model",
+            "model: expected a catalog name, a config.json path, or a mapping of config.json keys",
+        ),
+        message(
+            "error.scenario_model_missing",
+            "model: missing; give a catalog name (gpuplan models), a config.json path or a mapping",
+        ),
+        message(
+            "error.scenario_batch_both",
+            "global_batch: give global_batch (sequences) or global_batch_tokens, not both",
+        ),
+        message("error.scenario_lora", "lora: expected a mapping with rank, alpha, targets"),
+        message("error.scenario_hardware", "hardware: expected a mapping with gpu and count"),
+        message("error.scenario_strategy", "strategy: expected a mapping of tp, pp, zero, ..."),
+        message(
+            "error.scenario_offers_file",
+            "hardware.offers_file: expected the path of an offers file or a list of paths, got {value}",
+        ),
+        message("error.scenario_offer_gpu", "hardware.gpu: offer {offer} sells {gpu}"),
+        message(
+            "error.scenario_offer_count",
+            "hardware.count: {offer} sells instances of {gpus} GPUs, got {count}",
+        ),
+        message(
+            "error.scenario_host_memory",
+            "hardware.host_memory: a positive size per node, got {value}",
+        ),
+        message(
+            "error.scenario_power_limit",
+            "hardware.power_limit_watts: expected a number of watts, got {value}",
+        ),
+        message(
+            "error.scenario_load_imbalance",
+            "moe.load_imbalance: expected a number >= 1 (busiest expert / mean), got {value}",
+        ),
+        message(
+            "error.scenario_failure_rate",
+            "reliability.failures_per_gpu_hour: expected a number >= 0, got {value}",
+        ),
+        # input errors: strategies (strategy.py)
+        message(
+            "error.strategy_etp",
+            "strategy.etp: must be a positive whole number (or 0 for tp), got {value}",
+        ),
+        message(
+            "error.strategy_zero_stages",
+            "strategy.zero: framework {framework} runs ZeRO stages {stages}, got {value}",
+        ),
+        message(
+            "error.strategy_divide_count",
+            "strategy: tp*pp*cp = {model_parallel} does not divide hardware.count = {count}",
+        ),
+        message(
+            "error.strategy_dp",
+            "strategy.dp: dp*tp*pp*cp = {product} must equal hardware.count = {count}",
+        ),
+        message(
+            "error.strategy_ep_dense",
+            "strategy.ep: expert parallelism needs a mixture-of-experts model; use ep: 1",
+        ),
+        message(
+            "error.strategy_etp_dense",
+            "strategy.etp: expert tensor parallelism needs a mixture-of-experts model; leave it out",
+        ),
+        message(
+            "error.strategy_tp_heads",
+            "strategy.tp: {tp} does not divide the {heads} attention heads; accepted: {accepted}",
+        ),
+        message(
+            "error.strategy_tp_kv_heads",
+            "strategy.tp: {tp} and the {kv_heads} KV heads must divide one another",
+        ),
+        message(
+            "error.strategy_pp_layers", "strategy.pp: {pp} is more than the model's {layers} layers"
+        ),
+        message(
+            "error.strategy_vpp_stages",
+            "strategy.vpp: interleaving needs pp >= 2 and at least one layer per virtual stage "
+            "(pp*vpp = {stages}, {layers} layers)",
+        ),
+        message(
+            "error.strategy_ep_experts",
+            "strategy.ep: {ep} must divide the {experts} experts, and ep*etp = {ep_etp} must "
+            "divide dp*cp*tp = {dp_cp_tp}",
+        ),
+        message(
+            "error.strategy_etp_width",
+            "strategy.etp: {etp} does not divide the experts' FFN width {width}",
+        ),
+        message(
+            "error.strategy_cp_sequence", "strategy.cp: {cp} does not divide seq_len = {seq_len}"
+        ),
+        message(
+            "error.strategy_batch",
+            "strategy.micro_batch: dp*micro_batch = {samples} does not divide global_batch = "
+            "{global_batch}",
+        ),
+        # input errors: frameworks (estimate/frameworks.py)
+        message(
+            "error.framework_version",
+            "framework.version: {value} is not a torchtitan release ({releases}) or a commit "
+            "date (2025-04 or 2025-04-02)",
+        ),
+        message(
+            "error.framework_mapping",
+            "framework: expected a name ({names}) or a mapping of {accepted}",
+        ),
+        message(
+            "error.framework_version_base",
+            "framework.version: only the torchtitan preset has versions, base is {base}",
+        ),
+        message("error.framework_part_key", "{field}: unknown part key; accepted: {accepted}"),
+        message(
+            "error.framework_elements",
+            "{field}: expected a number of elements >= 0 or hidden^2, got {value}",
+        ),
+        # input errors: plan requests (search/request.py)
+        message("error.headroom", "headroom: must be in [0, 1), got {value}"),
+        message("error.deadline", "deadline: must be positive, got {value} s"),
+        message(
+            "error.plan_etp",
+            "strategy.etp: {etp} is estimate-only; the plan search splits experts by tp, as the "
+            "step time does: drop etp to search, or give it to gpuplan estimate",
+        ),
+        # input errors: offers files (pricing/offers.py)
+        message("error.number", "{field}: expected a number, got {value}"),
+        message(
+            "error.finite_number",
+            "{field}: expected a finite number within ±{largest}, got {value}",
+        ),
+        message("error.offer_not_package", "plan {plan} is not a package"),
+        message("error.offer_no_plan", "offer {offer} has no plan {plan}; its plans: {plans}"),
+        message(
+            "error.offer_plan_currency",
+            "{field}.currency: a plan is priced in its offer's currency ({currency})",
+        ),
+        message(
+            "error.offer_reserved_term",
+            "{field}: missing key 'term' (a reserved plan states its term)",
+        ),
+        message("error.offer_term", "{field}.term: only package and reserved plans have a term"),
+        message("error.must_be_positive", "{field}: must be positive"),
+        message("error.offer_spot_only", "{field}: only a spot plan is interrupted"),
+        message(
+            "error.offer_interruptions_source",
+            "{field}: interruptions_per_hour needs an interruptions_source",
+        ),
+        message("error.offer_tiers_increase", "{field}.up_to: tiers must increase"),
+        message("error.offer_last_tier", "{field}.up_to: only the last tier may leave it out"),
+        message("error.offer_link", "{field}.intra_node: an instance of {gpus} GPUs needs a link"),
+        message(
+            "error.offer_network_rate",
+            "{field}: missing key 'network_gbps_per_gpu' (network {network})",
+        ),
+        message(
+            "error.offer_network_none", "{field}.network_gbps_per_gpu: given for network 'none'"
+        ),
+        message("error.offer_plan_names", "{field}: plans: plan names must be unique, got {names}"),
+        message(
+            "error.offer_max_instances",
+            "{field}: max_instances: {most} is below min_instances {least}",
+        ),
+        message("error.offer_gpu", "{path}: offer {offer}: gpu: {error}"),
+        message("error.discount_provider", "discount factor for unknown provider {provider}"),
+        message("error.discount_form", "discount {text}: expected PROVIDER=FACTOR, e.g. AWS=0.8"),
+        message(
+            "error.discount_range",
+            "discount {text}: the factor must be in (0, 1], e.g. 0.8 for {percent} off",
+        ),
+        # input errors: exchange rates, quotes, TCO (pricing/)
+        message(
+            "error.fx_unknown",
+            "no exchange rate for {currency}; known: {known} (add one with --fx {pair}=RATE or "
+            "--fx {code}=RATE per dollar)",
+        ),
+        message(
+            "error.fx_form",
+            "exchange rate {text}: expected A/B=RATE (one A costs RATE B, e.g. USD/CNY=7.1) or "
+            "CUR=RATE (one {dollar} costs RATE CUR, e.g. CNY=7.1)",
+        ),
+        message(
+            "error.fx_dollar",
+            "exchange rate {text}: CUR=RATE prices the dollar; expected A/B=RATE (one A costs "
+            "RATE B, e.g. USD/CNY=7.1) or CUR=RATE (one {dollar} costs RATE CUR, e.g. CNY=7.1)",
+        ),
+        message("error.fx_number", "exchange rate {text}: {value} is not a number"),
+        message("error.fx_positive", "exchange rate {text}: the rate must be positive"),
+        message("error.fx_twice", "{field}: currency: given twice (or it is the base)"),
+        message(
+            "error.fx_finite", "{field}: per_unit: expected a finite positive number, got {value}"
+        ),
+        message("error.fx_base", "{origin}: base: {base} is not one of {accepted}"),
+        message(
+            "error.duration_seconds",
+            "duration must be a non-negative number of seconds, got {value}",
+        ),
+        message("error.instances", "the number of instances must be at least 1, got {value}"),
+        message("error.tco_figure", "{field}: must be from 0 to 1e15, got {value}"),
+        message(
+            "error.tco_count", "{field}: must be a whole number from 1 to 1,048,576, got {value}"
+        ),
+        message(
+            "error.tco_pue",
+            "{field}.pue: must be from 1 to 5 (facility over IT power), got {value}",
+        ),
+        message("error.tco_table", "{origin}: [{key}] must be a table"),
+        message(
+            "error.tco_currency", "{origin}: tco.currency must be one of {accepted}, got {value}"
+        ),
+        message(
+            "error.tco_years",
+            "{origin}: tco.years must be a whole number of years from 1 to 30, got {value}",
+        ),
+        message(
+            "error.tco_utilization", "{origin}: tco.utilization must be in (0, 1], got {value}"
+        ),
+        message("error.tco_unknown_field", "{field}: unknown field (known: {accepted})"),
+        message(
+            "error.tco_power_twice",
+            "{field}: give either operations.power (a yearly figure) or [power], not both",
+        ),
+        message("error.tco_rent", "{origin}: [rent] needs exactly one of 'monthly' or 'offer'"),
+        # input errors: config.json mappings (workload/)
+        message("error.config_object", "model: {path} must hold a JSON object of config.json keys"),
+        message(
+            "error.config_sizes",
+            "model: {missing} missing; a config must give {required} (other sizes may take the "
+            "family's transformers defaults)",
+        ),
+        message("error.config_missing", "{field}: missing; a config needs {accepted}"),
+        message("error.config_layers", "{field}: expected a list of {layers} per-layer values"),
+        message(
+            "error.rope_scaling_value",
+            "{field}: expected a name, a number or a list of numbers, got {value}",
+        ),
+        message(
+            "error.rope_scaling_size",
+            "model.rope_scaling: expected a table of at most {most} entries, got {value}",
+        ),
+        message("error.keys_are_names", "{field}: keys are names"),
+        message(
+            "error.router_groups", "model.n_group: {groups} groups do not divide {experts} experts"
+        ),
+        # input errors: units, observed dates, quote CSV files
+        message("error.unit_number", "cannot read {value} as a number"),
+        message("error.money_period", "{money} has no period; give one such as /h"),
+        message("error.money_range", "{value}: amounts of money run from {low} to {high}"),
+        message(
+            "error.observed_form", "cannot read observed date {value}; accepted forms: {accepted}"
+        ),
+        message(
+            "error.observed_future",
+            "{field}: observed {value} is in the future (today is {today}); give the date the "
+            "figure was read",
+        ),
+        message("error.is_estimate", "{field}: 'is_estimate' must be true or false"),
+        message("error.missing_source", "{field}: missing 'source'"),
+        message("error.missing_observed", "{field}: missing 'observed' date"),
+        message(
+            "error.date_quality",
+            "{field}.date_quality: {value} does not match observed {observed} ({quality})",
+        ),
+        message("error.csv_provider", "{path}: missing column provider (or give --provider)"),
+        message("error.csv_columns", "{path}: unknown column(s) {unknown}; accepted: {accepted}"),
+        # input errors: training jobs (workload/job.py)
+        message(
+            "error.job_load_imbalance",
+            "moe.load_imbalance: the busiest expert's load over the mean, a number >= 1, got {value}",
+        ),
+        message(
+            "error.job_lora_targets",
+            "lora.targets: {value} is not attention, all-linear, or a list of {modules}",
+        ),
+        message("error.job_seq_len", "seq_len: must be a positive number of tokens, got {value}"),
+        message(
+            "error.job_global_batch",
+            "global_batch: must be a positive number of sequences, got {value}",
+        ),
+        message("error.job_tokens", "tokens: must not be negative, got {value}"),
+        message(
+            "error.job_qlora_precision",
+            "precision: QLoRA computes in bf16 or fp16 over 4-bit weights, got {value}; "
+            "accepted: bf16, fp16, bf16-pure",
+        ),
+        message(
+            "error.job_freeze_layers",
+            "trainable_layers: method freeze needs the number of trained layers, 1..{layers}, "
+            "got {value}",
+        ),
+        message(
+            "error.job_fused_loss",
+            "framework.loss: {value} contradicts fused_loss: true; accepted with it: fused, chunked",
+        ),
+        message(
+            "error.job_attention",
+            "framework.attention: {value} contradicts attention_kernel: {kernel}; give one of them",
+        ),
+        # input errors: clusters (hardware/cluster.py)
+        message(
+            "error.cluster_power_limit",
+            "hardware.power_limit_watts: a positive number of watts, got {value}",
+        ),
+        message(
+            "error.cluster_no_tdp",
+            "hardware.power_limit_watts: {gpu} has no sourced TDP in the catalog to scale from",
+        ),
+        message("error.cluster_count", "hardware.count: must be at least 1 GPU, got {value}"),
+        message(
+            "error.cluster_nics",
+            "hardware.nics_per_node: between 1 and the node's {gpus} GPUs, got {value}",
+        ),
+        message(
+            "error.cluster_unlisted_network",
+            "{instances} instances: the offer lists no network between instances "
+            "(--allow-unlisted-network models one on their public Ethernet)",
         ),
         message("cli.warning", "warning:"),
         # bench tables
@@ -712,7 +1049,6 @@ ENGLISH: dict[str, str] = dict(
         message(
             "error.pasted_json", "model: the pasted config.json is not a JSON object: {reason}"
         ),
-        message("error.number", "{field}: expected a whole number, got {value!r}"),
         # seed check
         message("seed.title", "The seed article, checked"),
         message(

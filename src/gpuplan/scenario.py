@@ -168,7 +168,7 @@ def read_scenario_file(path: str | Path) -> dict[str, Any]:
     else:
         data = parse_yaml(text, origin, ScenarioError)
     if not isinstance(data, dict):
-        raise ScenarioError(f"{origin} must hold a mapping of scenario keys")
+        raise ScenarioError.of("error.scenario_mapping", path=shown(str(file)))
     return data
 
 
@@ -192,16 +192,20 @@ def _integer(
     value = mapping.get(key, default)
     if value is None:
         if key in mapping and default is not None:
-            raise ScenarioError(f"{where}{key}: expected a whole number, got null")
+            raise ScenarioError.of("error.whole_number_null", field=f"{where}{key}")
         return None
+
+    def not_whole() -> ScenarioError:
+        return ScenarioError.of("error.whole_number", field=f"{where}{key}", value=shown(value))
+
     if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise ScenarioError(f"{where}{key}: expected a whole number, got {shown(value)}")
+        raise not_whole()
     try:
         number = float(str(value).replace("_", "").replace(",", ""))
     except ValueError as error:
-        raise ScenarioError(f"{where}{key}: expected a whole number, got {shown(value)}") from error
+        raise not_whole() from error
     if not number.is_integer():
-        raise ScenarioError(f"{where}{key}: expected a whole number, got {shown(value)}")
+        raise not_whole()
     return int(in_range(int(number), f"{where}{key}", *bounds, ScenarioError))
 
 
@@ -220,7 +224,12 @@ def _choice(mapping: Mapping[str, Any], key: str, where: str, accepted: tuple[st
     """``mapping[key]`` (default: the first accepted value), one of ``accepted``."""
     value = str(mapping.get(key, accepted[0])).lower()
     if value not in accepted:
-        raise ScenarioError(f"{where}{key}: {shown(value)} is not one of {', '.join(accepted)}")
+        raise ScenarioError.of(
+            "error.not_one_of",
+            field=f"{where}{key}",
+            value=shown(value),
+            accepted=", ".join(accepted),
+        )
     return value
 
 
@@ -228,7 +237,7 @@ def _boolean(mapping: Mapping[str, Any], key: str, where: str, default: bool) ->
     value = mapping.get(key, default)
     if isinstance(value, bool):
         return value
-    raise ScenarioError(f"{where}{key}: expected true or false, got {value!r}")
+    raise ScenarioError.of("error.true_or_false", field=f"{where}{key}", value=repr(value))
 
 
 def _is_file(text: str) -> bool:
@@ -266,9 +275,7 @@ def resolve_model(value: Any) -> ModelSpec:
                 raise ScenarioError(hf_cache.not_cached_message(text))
             return ModelSpec.from_hf_config(cached, name=text)
         return load_model(text)
-    raise ScenarioError(
-        "model: expected a catalog name, a config.json path, or a mapping of config.json keys"
-    )
+    raise ScenarioError.of("error.scenario_model")
 
 
 def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
@@ -276,16 +283,12 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
     data = dict(source) if isinstance(source, Mapping) else read_scenario_file(source)
     _check_keys(data, TOP_LEVEL_KEYS, "")
     if "model" not in data:
-        raise ScenarioError(
-            "model: missing; give a catalog name (gpuplan models), a config.json path or a mapping"
-        )
+        raise ScenarioError.of("error.scenario_model_missing")
     model = resolve_model(data["model"])
 
     seq_len = _integer(data, "seq_len", "", 4096, JOB_RANGES["seq_len"]) or 0
     if "global_batch" in data and "global_batch_tokens" in data:
-        raise ScenarioError(
-            "global_batch: give global_batch (sequences) or global_batch_tokens, not both"
-        )
+        raise ScenarioError.of("error.scenario_batch_both")
     if "global_batch_tokens" in data:
         batch_tokens = parse_tokens(data["global_batch_tokens"])
         in_range(batch_tokens, "global_batch_tokens", *JOB_RANGES["global_batch_tokens"])
@@ -298,7 +301,7 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
 
     lora_data = data.get("lora") or {}
     if not isinstance(lora_data, Mapping):
-        raise ScenarioError("lora: expected a mapping with rank, alpha, targets")
+        raise ScenarioError.of("error.scenario_lora")
     _check_keys(lora_data, LORA_KEYS, "lora.")
     lora = LoraConfig(
         rank=_integer(lora_data, "rank", "lora.", 16, (1, 65_536)) or 0,
@@ -311,13 +314,13 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
 
     hardware = data.get("hardware") or {}
     if not isinstance(hardware, Mapping):
-        raise ScenarioError("hardware: expected a mapping with gpu and count")
+        raise ScenarioError.of("error.scenario_hardware")
     _check_keys(hardware, HARDWARE_KEYS, "hardware.")
     cluster = _parse_cluster(hardware)
 
     strategy_data = data.get("strategy") or {}
     if not isinstance(strategy_data, Mapping):
-        raise ScenarioError("strategy: expected a mapping of tp, pp, zero, ...")
+        raise ScenarioError.of("error.scenario_strategy")
     _check_keys(strategy_data, STRATEGY_KEYS, "strategy.")
     micro_batch = _integer(
         strategy_data, "micro_batch", "strategy.", None, JOB_RANGES["micro_batch"]
@@ -397,17 +400,14 @@ def _parse_cluster(hardware: Mapping[str, Any]) -> Cluster | None:
             isinstance(offers_file, str)
             or (isinstance(offers_file, list) and all(isinstance(p, str) for p in offers_file))
         ):
-            raise ScenarioError(
-                "hardware.offers_file: expected the path of an offers file or a list of paths, "
-                f"got {shown(offers_file)}"
-            )
+            raise ScenarioError.of("error.scenario_offers_file", value=shown(offers_file))
         offer = OfferBook.build(offers_file).get(str(hardware["offer"]))
         gpu = load_gpu(offer.gpu)
         if hardware.get("gpu") and load_gpu(str(hardware["gpu"])).id != gpu.id:
-            raise ScenarioError(f"hardware.gpu: offer {offer.id} sells {gpu.id}")
+            raise ScenarioError.of("error.scenario_offer_gpu", offer=offer.id, gpu=gpu.id)
         if count < 1 or count % offer.gpus:
-            raise ScenarioError(
-                f"hardware.count: {offer.id} sells instances of {offer.gpus} GPUs, got {count}"
+            raise ScenarioError.of(
+                "error.scenario_offer_count", offer=offer.id, gpus=offer.gpus, count=count
             )
         topology = offer.topology or assumed_topology(gpu, offer.gpus, "GPU catalog")
         cluster = Cluster.of_instances(
@@ -424,7 +424,7 @@ def _parse_cluster(hardware: Mapping[str, Any]) -> Cluster | None:
         return None
     p2p = hardware.get("p2p")
     if p2p is not None and not isinstance(p2p, bool):
-        raise ScenarioError(f"hardware.p2p: expected true or false, got {p2p!r}")
+        raise ScenarioError.of("error.true_or_false", field="hardware.p2p", value=repr(p2p))
     return Cluster(
         gpu=load_gpu(str(hardware["gpu"])),
         count=count,
@@ -445,9 +445,11 @@ def _host_memory(hardware: Mapping[str, Any]) -> float | None:
     try:
         size = parse_bytes(value)
     except InputError as error:
-        raise ScenarioError(f"hardware.host_memory: {error}") from error
+        raise ScenarioError.of(
+            "error.in_field", field="hardware.host_memory", error=error
+        ) from error
     if size <= 0:
-        raise ScenarioError(f"hardware.host_memory: a positive size per node, got {shown(value)}")
+        raise ScenarioError.of("error.scenario_host_memory", value=shown(value))
     return float(size)
 
 
@@ -456,9 +458,7 @@ def _power_limit(hardware: Mapping[str, Any]) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ScenarioError(
-            f"hardware.power_limit_watts: expected a number of watts, got {value!r}"
-        )
+        raise ScenarioError.of("error.scenario_power_limit", value=repr(value))
     return float(value)
 
 
@@ -487,7 +487,7 @@ def _parse_startup(value: Any) -> StartupOptions:
 def _section(value: Any, name: str, keys: tuple[str, ...]) -> Mapping[str, Any]:
     """A scenario section: a mapping of ``keys`` only."""
     if not isinstance(value, Mapping):
-        raise ScenarioError(f"{name}: expected a mapping of " + ", ".join(keys))
+        raise ScenarioError.of("error.section", field=name, accepted=", ".join(keys))
     _check_keys(value, keys, f"{name}.")
     return value
 
@@ -497,9 +497,7 @@ def _parse_moe(value: Any) -> MoEOptions:
     defaults = MoEOptions()
     imbalance = value.get("load_imbalance", defaults.load_imbalance)
     if isinstance(imbalance, bool) or not isinstance(imbalance, int | float):
-        raise ScenarioError(
-            f"moe.load_imbalance: expected a number >= 1 (busiest expert / mean), got {imbalance!r}"
-        )
+        raise ScenarioError.of("error.scenario_load_imbalance", value=repr(imbalance))
     return MoEOptions(
         dispatch=str(value.get("dispatch", defaults.dispatch)),
         dispatch_dtype=str(value.get("dispatch_dtype", defaults.dispatch_dtype)),
@@ -514,16 +512,16 @@ def _parse_reliability(value: Any) -> ReliabilityOptions:
     defaults = ReliabilityOptions()
     rate = value.get("failures_per_gpu_hour", defaults.failures_per_gpu_hour)
     if isinstance(rate, bool) or not isinstance(rate, int | float) or rate < 0:
-        raise ScenarioError(
-            f"reliability.failures_per_gpu_hour: expected a number >= 0, got {rate!r}"
-        )
+        raise ScenarioError.of("error.scenario_failure_rate", value=repr(rate))
     bandwidths = {
         key: parse_bandwidth(value.get(key, getattr(defaults, key)))
         for key in ("storage_write_bandwidth", "storage_read_bandwidth")
     }
     for key, bandwidth in bandwidths.items():
         if bandwidth <= 0:
-            raise ScenarioError(f"reliability.{key}: must be above zero, got {shown(value[key])}")
+            raise ScenarioError.of(
+                "error.above_zero", field=f"reliability.{key}", value=shown(value[key])
+            )
     return ReliabilityOptions(
         failures_per_gpu_hour=float(rate),
         restart_seconds=parse_duration(value.get("restart", defaults.restart_seconds)),

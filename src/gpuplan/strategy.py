@@ -55,50 +55,49 @@ class Strategy:
     def resolved(self, job: TrainingJob, cluster: Cluster) -> Strategy:
         """Fill ``dp`` from the GPU count and check every rule; raise StrategyError naming the field."""
         if self.etp < 0:
-            raise StrategyError(
-                f"strategy.etp: must be a positive whole number (or 0 for tp), got {self.etp}"
-            )
+            raise StrategyError.of("error.strategy_etp", value=self.etp)
         for name in ("tp", "pp", "vpp", "cp", "ep", "micro_batch"):
             if getattr(self, name) < 1:
-                raise StrategyError(
-                    f"strategy.{name}: must be a positive whole number, got {getattr(self, name)}"
+                raise StrategyError.of(
+                    "error.positive_whole_number",
+                    field=f"strategy.{name}",
+                    value=getattr(self, name),
                 )
-        if self.recompute not in RECOMPUTE:
-            raise StrategyError(
-                f"strategy.recompute: {self.recompute!r} is not one of {', '.join(RECOMPUTE)}"
-            )
-        if self.offload not in OFFLOAD:
-            raise StrategyError(
-                f"strategy.offload: {self.offload!r} is not one of {', '.join(OFFLOAD)}"
-            )
-        if self.zero not in ZERO_STAGES:
-            raise StrategyError(f"strategy.zero: {self.zero!r} is not one of 0, 1, 2, 3")
+        for name, value, accepted in (
+            ("recompute", self.recompute, RECOMPUTE),
+            ("offload", self.offload, OFFLOAD),
+            ("zero", self.zero, ZERO_STAGES),
+        ):
+            if value not in accepted:
+                raise StrategyError.of(
+                    "error.not_one_of",
+                    field=f"strategy.{name}",
+                    value=repr(value),
+                    accepted=", ".join(map(str, accepted)),
+                )
         stages = zero_stages(job.framework)
         if self.zero not in stages:
-            raise StrategyError(
-                f"strategy.zero: framework {job.framework} runs ZeRO stages "
-                f"{', '.join(map(str, stages))}, got {self.zero}"
+            raise StrategyError.of(
+                "error.strategy_zero_stages",
+                framework=job.framework,
+                stages=", ".join(map(str, stages)),
+                value=self.zero,
             )
         model = job.model
         model_parallel = self.tp * self.pp * self.cp
         if cluster.count % model_parallel:
-            raise StrategyError(
-                f"strategy: tp*pp*cp = {model_parallel} does not divide hardware.count = {cluster.count}"
+            raise StrategyError.of(
+                "error.strategy_divide_count", model_parallel=model_parallel, count=cluster.count
             )
         dp = self.dp or cluster.count // model_parallel
         if dp * model_parallel != cluster.count:
-            raise StrategyError(
-                f"strategy.dp: dp*tp*pp*cp = {dp * model_parallel} must equal hardware.count = {cluster.count}"
+            raise StrategyError.of(
+                "error.strategy_dp", product=dp * model_parallel, count=cluster.count
             )
         if self.ep > 1 and not model.is_moe:
-            raise StrategyError(
-                "strategy.ep: expert parallelism needs a mixture-of-experts model; use ep: 1"
-            )
+            raise StrategyError.of("error.strategy_ep_dense")
         if self.etp and self.etp != self.tp and not model.is_moe:
-            raise StrategyError(
-                "strategy.etp: expert tensor parallelism needs a mixture-of-experts model; "
-                "leave it out"
-            )
+            raise StrategyError.of("error.strategy_etp_dense")
         rules = parallel_rules(
             job,
             dp,
@@ -112,32 +111,33 @@ class Strategy:
         )
         for name, holds in rules.items():
             if not bool(holds):
-                raise StrategyError(self._rule_message(name, job, dp, cluster))
+                raise self._rule_error(name, job, dp, cluster)
         return Strategy(**{**{f.name: getattr(self, f.name) for f in fields(self)}, "dp": dp})
 
-    def _rule_message(self, rule: str, job: TrainingJob, dp: int, cluster: Cluster) -> str:
+    def _rule_error(self, rule: str, job: TrainingJob, dp: int, cluster: Cluster) -> StrategyError:
         model = job.model
         accepted = ", ".join(
             str(d) for d in divisors(model.num_attention_heads) if d <= cluster.gpus_per_node
         )
-        messages = {
-            "tp_heads": f"strategy.tp: {self.tp} does not divide the {model.num_attention_heads} "
-            f"attention heads; accepted: {accepted}",
-            "tp_kv_heads": f"strategy.tp: {self.tp} and the {model.num_kv_heads} KV heads must "
-            "divide one another",
-            "pp_layers": f"strategy.pp: {self.pp} is more than the model's {model.num_layers} layers",
-            "vpp_stages": "strategy.vpp: interleaving needs pp >= 2 and at least one layer per "
-            f"virtual stage (pp*vpp = {self.pp * self.vpp}, {model.num_layers} layers)",
-            "ep_experts": f"strategy.ep: {self.ep} must divide the {model.num_experts} experts, "
-            f"and ep*etp = {self.ep * self.expert_tensor_parallel} must divide dp*cp*tp = "
-            f"{dp * self.cp * self.tp}",
-            "etp_width": f"strategy.etp: {self.expert_tensor_parallel} does not divide the "
-            f"experts' FFN width {model.moe_intermediate_size if model.is_moe else 0}",
-            "cp_sequence": f"strategy.cp: {self.cp} does not divide seq_len = {job.seq_len}",
-            "batch": f"strategy.micro_batch: dp*micro_batch = {dp * self.micro_batch} does not "
-            f"divide global_batch = {job.global_batch}",
+        values: dict[str, dict[str, object]] = {
+            "tp_heads": {"tp": self.tp, "heads": model.num_attention_heads, "accepted": accepted},
+            "tp_kv_heads": {"tp": self.tp, "kv_heads": model.num_kv_heads},
+            "pp_layers": {"pp": self.pp, "layers": model.num_layers},
+            "vpp_stages": {"stages": self.pp * self.vpp, "layers": model.num_layers},
+            "ep_experts": {
+                "ep": self.ep,
+                "experts": model.num_experts,
+                "ep_etp": self.ep * self.expert_tensor_parallel,
+                "dp_cp_tp": dp * self.cp * self.tp,
+            },
+            "etp_width": {
+                "etp": self.expert_tensor_parallel,
+                "width": model.moe_intermediate_size if model.is_moe else 0,
+            },
+            "cp_sequence": {"cp": self.cp, "seq_len": job.seq_len},
+            "batch": {"samples": dp * self.micro_batch, "global_batch": job.global_batch},
         }
-        return messages[rule]
+        return StrategyError.of(f"error.strategy_{rule}", **values[rule])
 
     @property
     def expert_tensor_parallel(self) -> int:

@@ -52,7 +52,7 @@ def _to_float(text: str) -> float:
     try:
         return float(text.replace(",", "").replace("_", ""))
     except ValueError:
-        raise UnitError(f"cannot read {shown(text)} as a number") from None
+        raise UnitError.of("error.unit_number", value=shown(text)) from None
 
 
 def _fail(kind: str, value: object, accepted: str) -> UnitError:
@@ -307,7 +307,7 @@ class Rate:
 
     def per_second(self) -> Decimal:
         if self.period_seconds is None:
-            raise UnitError(f"{self} has no period; give one such as /h")
+            raise UnitError.of("error.money_period", money=str(self))
         return self.amount / Decimal(repr(self.period_seconds))
 
     def __str__(self) -> str:
@@ -358,8 +358,11 @@ def parse_money(value: str) -> Rate:
     except InvalidOperation as error:
         raise _fail("a price", value, _MONEY_FORMS) from error
     if amount and not SMALLEST_AMOUNT <= abs(amount) <= LARGEST_AMOUNT:
-        raise UnitError(
-            f"{shown(value)}: amounts of money run from {SMALLEST_AMOUNT:e} to {LARGEST_AMOUNT:e}"
+        raise UnitError.of(
+            "error.money_range",
+            value=shown(value),
+            low=f"{SMALLEST_AMOUNT:e}",
+            high=f"{LARGEST_AMOUNT:e}",
         )
     period = match.group("period")
     period_seconds = None

@@ -309,3 +309,102 @@ def test_an_error_keeps_its_english_text_and_renders_in_any_language():
     assert str(raised.value).startswith("cannot read 'soon' as a duration; accepted forms: ")
     assert raised.value.text("zh").startswith("无法把 'soon' 读作时长；可接受的写法：数字加")
     assert InputError("plain sentence").text("zh") == "plain sentence"
+
+
+SCENARIO_HEAD = "model: llama-3.1-8b\ntokens: 1B\nhardware: {gpu: h100-sxm-80gb, count: 8}\n"
+OFFER_HEAD = 'provider = "Example Error Cloud"\ncurrency = "USD"\n[[offers]]\nid = "error-4090"\n'
+OFFER_TOPOLOGY = (
+    'gpu = "rtx-4090-24gb"\ngpus = 1\ntopology = { intra_node = "none", p2p = false, '
+    'network = "none", source = "test", observed = "2026-12-01" }\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("scenario", "english", "chinese"),
+    [
+        ("lora: 5\n", "lora: expected a mapping with rank, alpha, targets", "lora：应为包含 rank、alpha、targets 的映射"),
+        ("seq_len: 2.5\n", "seq_len: expected a whole number, got 2.5", "seq_len：应为整数，实际为 2.5"),
+        ("strategy: {recompute: sometimes}\n", "strategy.recompute: 'sometimes' is not one of none, selective, full", "'sometimes' 不在可选值 none, selective, full 之中"),
+        ("strategy: {tp: 3}\n", "strategy: tp*pp*cp = 3 does not divide hardware.count = 8", "tp*pp*cp = 3 不能整除 hardware.count = 8"),
+        ("strategy: {ep: 2}\n", "strategy.ep: expert parallelism needs a mixture-of-experts model", "专家并行需要混合专家（MoE）模型"),
+        ("framework: {base: fsdp, bucket_count: 0}\n", "framework.bucket_count: expected a whole number >= 1, got 0", "framework.bucket_count：应为不小于 1 的整数，实际为 0"),
+        ("framework: {base: fsdp, version: '0.1'}\n", "framework.version: only the torchtitan preset has versions", "只有 torchtitan 预设有版本"),
+    ],
+)  # fmt: skip
+def test_scenario_strategy_and_framework_errors_in_chinese(
+    entry_point, tmp_path, scenario, english, chinese
+):
+    path = tmp_path / "bad.yaml"
+    path.write_text(SCENARIO_HEAD + scenario, encoding="utf-8")
+    in_english = entry_point("estimate", str(path), "--lang", "en")
+    assert in_english.returncode == 2 and english in in_english.stderr, in_english.stderr
+    result = entry_point("estimate", str(path), "--lang", "zh")
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and chinese in result.stderr, result.stderr
+    assert english not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("plans", "chinese"),
+    [
+        ('min_instances = 4\nmax_instances = 2\nplans = [ { mode = "per_second", price = 0.3, per = "gpu", observed = "2026-12-01", source = "test" } ]\n', "max_instances：2 小于 min_instances 4"),
+        ('plans = [ { mode = "per_second", price = 0.3, per = "gpu", term = "1mo", observed = "2026-12-01", source = "test" } ]\n', "只有包期和预留套餐才有期限"),
+    ],
+)  # fmt: skip
+def test_offers_file_errors_in_chinese(entry_point, tmp_path, plans, chinese):
+    path = tmp_path / "offers.toml"
+    path.write_text(OFFER_HEAD + OFFER_TOPOLOGY + plans, encoding="utf-8")
+    result = entry_point("offers", "--offers", str(path), "--lang", "zh")
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and chinese in result.stderr, result.stderr
+
+
+def test_a_nested_error_renders_in_the_same_language():
+    from gpuplan.errors import InputError
+    from gpuplan.scenario import parse_scenario
+
+    with pytest.raises(InputError) as raised:
+        parse_scenario(
+            {"model": "llama-3.1-8b", "hardware": {"gpu": "h100-sxm-80gb", "host_memory": "lots"}}
+        )
+    assert str(raised.value).startswith(
+        "hardware.host_memory: cannot read 'lots' as a size in bytes"
+    )
+    assert raised.value.text("zh").startswith("hardware.host_memory：无法把 'lots' 读作")
+
+
+def test_a_bad_discount_is_an_error_in_chinese(entry_point):
+    result = entry_point("offers", "--discount", "AWS=2", "--lang", "zh")
+    assert result.returncode == 2
+    assert "折扣 'AWS=2'：系数必须在 (0, 1] 之内，例如 0.8 表示优惠 20 %" in result.stderr
+    in_english = entry_point("offers", "--discount", "AWS=2", "--lang", "en")
+    assert "the factor must be in (0, 1], e.g. 0.8 for 20 % off" in in_english.stderr
+
+
+@pytest.mark.parametrize(
+    ("arguments", "english", "chinese"),
+    [
+        (("--fx", "CNY=abc"), "exchange rate 'CNY=abc': 'abc' is not a number", "汇率 'CNY=abc'：'abc' 不是数字"),
+        (("--fx", "CNY=-1"), "exchange rate 'CNY=-1': the rate must be positive", "汇率必须为正数"),
+        (("--fx", "USD=7"), "exchange rate 'USD=7': CUR=RATE prices the dollar", "CUR=RATE 是美元的价格"),
+    ],
+)  # fmt: skip
+def test_exchange_rate_errors_in_chinese(entry_point, arguments, english, chinese):
+    assert english in entry_point("offers", *arguments, "--lang", "en").stderr
+    result = entry_point("offers", *arguments, "--lang", "zh")
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and chinese in result.stderr, result.stderr
+
+
+def test_config_json_errors_render_in_chinese():
+    from gpuplan.errors import InputError
+    from gpuplan.scenario import parse_scenario
+
+    with pytest.raises(InputError) as raised:
+        parse_scenario({"model": {"hidden_size": 4096}})
+    assert "missing; a config must give" in str(raised.value)
+    assert "config 必须给出" in raised.value.text("zh")
+    with pytest.raises(InputError) as raised:
+        parse_scenario({"model": "llama-3.1-8b", "seq_len": "long"})
+    assert str(raised.value) == "seq_len: expected a whole number, got 'long'"
+    assert raised.value.text("zh") == "seq_len：应为整数，实际为 'long'"

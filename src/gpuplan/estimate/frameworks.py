@@ -589,9 +589,8 @@ def torchtitan_date(version: str) -> dt.date:
             return dt.datetime.strptime(text, pattern).date()
         except ValueError:
             continue
-    raise FrameworkError(
-        f"framework.version: {shown(version)} is not a torchtitan release "
-        f"({', '.join(TORCHTITAN_RELEASES)}) or a commit date (2025-04 or 2025-04-02)"
+    raise FrameworkError.of(
+        "error.framework_version", value=shown(version), releases=", ".join(TORCHTITAN_RELEASES)
     )
 
 
@@ -634,9 +633,10 @@ def parse_framework(value: Any) -> tuple[str, tuple[tuple[str, Any], ...]]:
     if isinstance(value, str):
         return _base(value), ()
     if not isinstance(value, Mapping):
-        raise FrameworkError(
-            f"framework: expected a name ({', '.join(('auto', *FRAMEWORK_CODES))}) or a mapping "
-            f"of {', '.join(FRAMEWORK_KEYS)}"
+        raise FrameworkError.of(
+            "error.framework_mapping",
+            names=", ".join(("auto", *FRAMEWORK_CODES)),
+            accepted=", ".join(FRAMEWORK_KEYS),
         )
     from gpuplan.limits import check_known_keys
 
@@ -647,9 +647,7 @@ def parse_framework(value: Any) -> tuple[str, tuple[tuple[str, Any], ...]]:
     )
     if "version" in value:
         if base != "torchtitan":
-            raise FrameworkError(
-                f"framework.version: only the torchtitan preset has versions, base is {base}"
-            )
+            raise FrameworkError.of("error.framework_version_base", base=base)
         torchtitan_date(str(value["version"]))
         overrides = (("version", str(value["version"])), *overrides)
     return base, overrides
@@ -659,39 +657,43 @@ def _base(value: Any, where: str = "framework") -> str:
     text = str(value).strip().lower()
     accepted = ("auto", *FRAMEWORK_CODES)
     if text not in accepted:
-        raise FrameworkError(f"{where}: {shown(value)} is not one of {', '.join(accepted)}")
+        raise FrameworkError.of(
+            "error.not_one_of", field=where, value=shown(value), accepted=", ".join(accepted)
+        )
     return text
 
 
 def check_part_value(key: str, value: Any) -> Any:
     """``value`` for part key ``key`` (:data:`PART_KEYS`), or a one-line error naming both."""
     if key not in PART_KEYS:
-        raise FrameworkError(
-            f"framework.{key}: unknown part key; accepted: {', '.join(FRAMEWORK_KEYS)}"
+        raise FrameworkError.of(
+            "error.framework_part_key", field=f"framework.{key}", accepted=", ".join(FRAMEWORK_KEYS)
         )
     accepted = PART_KEYS[key][2]
     where = f"framework.{key}"
     if accepted is bool:
         if not isinstance(value, bool):
-            raise FrameworkError(f"{where}: expected true or false, got {shown(value)}")
+            raise FrameworkError.of("error.true_or_false", field=where, value=shown(value))
         return value
     if accepted is int:
         least = 0 if key == "optimizer_step_temporaries" else 1
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise FrameworkError(f"{where}: expected a whole number >= {least}, got {shown(value)}")
+            raise FrameworkError.of(
+                "error.whole_number_at_least", field=where, least=least, value=shown(value)
+            )
         return value
     if accepted is float:
         if isinstance(value, str) and value.strip().lower() == "hidden^2":
             return "hidden^2"
         if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
-            raise FrameworkError(
-                f"{where}: expected a number of elements >= 0 or hidden^2, got {shown(value)}"
-            )
+            raise FrameworkError.of("error.framework_elements", field=where, value=shown(value))
         return float(value)
     assert isinstance(accepted, tuple)
     text = str(value).strip().lower()
     if text not in accepted:
-        raise FrameworkError(f"{where}: {shown(value)} is not one of {', '.join(accepted)}")
+        raise FrameworkError.of(
+            "error.not_one_of", field=where, value=shown(value), accepted=", ".join(accepted)
+        )
     return text
 
 

@@ -92,28 +92,26 @@ class Cluster:
 
     def __post_init__(self) -> None:
         if self.host_memory_bytes is not None and not self.host_memory_bytes > 0:
-            raise ClusterError(
-                f"hardware.host_memory: a positive size per node, got {self.host_memory_bytes!r}"
-            )
+            raise ClusterError.of("error.scenario_host_memory", value=repr(self.host_memory_bytes))
         if self.power_limit_watts is not None and not self.power_limit_watts > 0:
-            raise ClusterError(
-                f"hardware.power_limit_watts: a positive number of watts, got {self.power_limit_watts!r}"
-            )
+            raise ClusterError.of("error.cluster_power_limit", value=repr(self.power_limit_watts))
         if self.power_limit_watts is not None and self.gpu.tdp_watts is None:
-            raise ClusterError(
-                f"hardware.power_limit_watts: {self.gpu.id} has no sourced TDP in the catalog to "
-                "scale from"
-            )
+            raise ClusterError.of("error.cluster_no_tdp", gpu=self.gpu.id)
         if self.count < 1:
-            raise ClusterError(f"hardware.count: must be at least 1 GPU, got {self.count}")
+            raise ClusterError.of("error.cluster_count", value=self.count)
         per_node = self.gpus_per_node or min(self.gpu.gpus_per_node, self.count)
         if per_node < 1:
-            raise ClusterError(f"hardware.gpus_per_node: must be at least 1, got {per_node}")
+            raise ClusterError.of(
+                "error.at_least_one", field="hardware.gpus_per_node", value=per_node
+            )
         object.__setattr__(self, "gpus_per_node", per_node)
         link = self.intra_node_link or self.gpu.intra_node_link
         if link not in INTRA_NODE_LINKS:
-            raise ClusterError(
-                f"hardware.intra_node: {link!r} is not one of {', '.join(INTRA_NODE_LINKS)}"
+            raise ClusterError.of(
+                "error.not_one_of",
+                field="hardware.intra_node",
+                value=repr(link),
+                accepted=", ".join(INTRA_NODE_LINKS),
             )
         object.__setattr__(self, "intra_node_link", link)
         if self.peer_to_peer is None:
@@ -125,15 +123,17 @@ class Cluster:
                 else DEFAULT_INTER_NODE["other"]
             )
             if name not in INTER_NODE_NETWORKS:
-                raise ClusterError(
-                    f"hardware.inter_node: {name!r} is not one of {', '.join(INTER_NODE_NETWORKS)}"
+                raise ClusterError.of(
+                    "error.not_one_of",
+                    field="hardware.inter_node",
+                    value=repr(name),
+                    accepted=", ".join(INTER_NODE_NETWORKS),
                 )
             kind, rate = INTER_NODE_NETWORKS[name]
             if self.nics_per_node:
                 if not 1 <= self.nics_per_node <= per_node:
-                    raise ClusterError(
-                        f"hardware.nics_per_node: between 1 and the node's {per_node} GPUs, "
-                        f"got {self.nics_per_node}"
+                    raise ClusterError.of(
+                        "error.cluster_nics", gpus=per_node, value=self.nics_per_node
                     )
                 rate = rate * self.nics_per_node / per_node
             object.__setattr__(self, "inter_node", name)
@@ -157,10 +157,7 @@ class Cluster:
         within_domain = instances * topology.gpus <= max(topology.nvlink_domain, topology.gpus)
         assumed = not topology.has_cluster_network and not within_domain
         if assumed and not allow_unlisted_network:
-            raise ClusterError(
-                f"{instances} instances: the offer lists no network between instances "
-                "(--allow-unlisted-network models one on their public Ethernet)"
-            )
+            raise ClusterError.of("error.cluster_unlisted_network", instances=instances)
         return cls(
             gpu=gpu,
             count=instances * topology.gpus,

@@ -9,6 +9,7 @@ used, because a quote is only as current as its exchange rate.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -46,9 +47,12 @@ class ExchangeRates:
         if currency == self.base:
             return Decimal(1)
         if currency not in self.per_unit:
-            raise CurrencyError(
-                f"no exchange rate for {currency!r}; known: {', '.join(self.currencies)} "
-                f"(add one with --fx {currency}/{self.base}=RATE or --fx {currency}=RATE per dollar)"
+            raise CurrencyError.of(
+                "error.fx_unknown",
+                currency=repr(currency),
+                known=", ".join(self.currencies),
+                pair=f"{currency}/{self.base}",
+                code=currency,
             )
         return self.per_unit[currency]
 
@@ -64,30 +68,26 @@ class ExchangeRates:
         ``USD/CNY=7.1``, ``EUR=0.92`` is ``USD/EUR=0.92``). A new currency is added."""
         pair, sep, value = text.partition("=")
         first, slash, second = pair.strip().upper().partition("/")
-        accepted = (
-            "expected A/B=RATE (one A costs RATE B, e.g. USD/CNY=7.1) or CUR=RATE "
-            f"(one {DOLLAR} costs RATE CUR, e.g. CNY=7.1)"
-        )
         codes = [first, second] if slash else [first]
         if not sep or not all(re.fullmatch(r"[A-Z]{3}", code) for code in codes):
-            raise CurrencyError(f"exchange rate {text!r}: {accepted}")
+            raise CurrencyError.of("error.fx_form", text=repr(text), dollar=DOLLAR)
         if not slash and first == DOLLAR:
-            raise CurrencyError(f"exchange rate {text!r}: CUR=RATE prices the dollar; {accepted}")
+            raise CurrencyError.of("error.fx_dollar", text=repr(text), dollar=DOLLAR)
         try:
             number = Decimal(value.strip())
         except ArithmeticError:
-            raise CurrencyError(
-                f"exchange rate {text!r}: {value.strip()!r} is not a number"
+            raise CurrencyError.of(
+                "error.fx_number", text=repr(text), value=repr(value.strip())
             ) from None
         if not number.is_finite() or number <= 0:
-            raise CurrencyError(f"exchange rate {text!r}: the rate must be positive")
+            raise CurrencyError.of("error.fx_positive", text=repr(text))
         if not slash:
             if first == self.base:
                 first, second = DOLLAR, first
             else:
                 first, second, number = first, DOLLAR, 1 / number
         if first == second:
-            raise CurrencyError(f"exchange rate {text!r}: {accepted}")
+            raise CurrencyError.of("error.fx_form", text=repr(text), dollar=DOLLAR)
         today = dt.date.today().isoformat()
         return self.with_pair(
             first, second, number, Provenance("user override: " + text.strip(), today, "exact")
@@ -110,8 +110,11 @@ class ExchangeRates:
         """This table with every rate of ``other`` (a user's rates file) replacing its own;
         ``other``'s base must be a currency this table knows."""
         if other.base not in self.currencies:
-            raise CurrencyError(
-                f"{origin}: base: {other.base!r} is not one of {', '.join(self.currencies)}"
+            raise CurrencyError.of(
+                "error.fx_base",
+                origin=origin,
+                base=repr(other.base),
+                accepted=", ".join(self.currencies),
             )
         rates = self
         for currency, price in other.per_unit.items():
@@ -150,7 +153,9 @@ def parse_rates(document: Mapping[str, Any], origin: str) -> ExchangeRates:
     for entry in table.rates:
         where = f"{origin}: rate {entry.currency!r}"
         if entry.currency in per_unit or entry.currency == table.base:
-            raise CurrencyError(f"{where}: currency: given twice (or it is the base)")
+            raise CurrencyError.of("error.fx_twice", field=where)
+        if not math.isfinite(entry.per_unit) or entry.per_unit <= 0:
+            raise CurrencyError.of("error.fx_finite", field=where, value=repr(entry.per_unit))
         per_unit[entry.currency] = Decimal(repr(entry.per_unit))
         provenance[entry.currency] = Provenance.read(
             entry.source,

@@ -85,9 +85,7 @@ def cheapest_metered(
 def cheapest_mix(plans: Sequence[PricePlan], duration_seconds: float, gpus: int) -> BillingMix:
     """Solve the cheapest mix exactly (see the module docstring). Spot plans are ignored."""
     if duration_seconds < 0 or not math.isfinite(duration_seconds):
-        raise BillingError(
-            f"duration must be a non-negative number of seconds, got {duration_seconds}"
-        )
+        raise BillingError.of("error.duration_seconds", value=duration_seconds)
     packages = [plan for plan in plans if plan.kind == "package"]
     metered = [plan for plan in plans if plan.kind == "metered"]
     if not packages and not metered:

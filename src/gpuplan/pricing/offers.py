@@ -172,15 +172,17 @@ LARGEST_FIGURE = Decimal(str(MONEY_RANGE[1]))
 def to_decimal(value: object, where: str) -> Decimal:
     """Read a price as an exact Decimal (TOML floats go through their shortest repr)."""
     if isinstance(value, bool):
-        raise OfferError(f"{where}: expected a number, got {value!r}")
+        raise OfferError.of("error.number", field=where, value=repr(value))
     try:
         number = Decimal(str(value).replace(",", "").replace("_", ""))
     except InvalidOperation:
-        raise OfferError(f"{where}: expected a number, got {value!r}") from None
+        raise OfferError.of("error.number", field=where, value=repr(value)) from None
     if not number.is_finite() or abs(number) > LARGEST_FIGURE:
-        raise OfferError(
-            f"{where}: expected a finite number within ±{plain_number(float(LARGEST_FIGURE))}, "
-            f"got {shown(value)}"
+        raise OfferError.of(
+            "error.finite_number",
+            field=where,
+            largest=plain_number(float(LARGEST_FIGURE)),
+            value=shown(value),
         )
     return number
 
@@ -189,7 +191,7 @@ def _seconds(value: object, where: str) -> int:
     try:
         seconds = parse_duration(value)  # type: ignore[arg-type]
     except InputError as error:
-        raise OfferError(f"{where}: {error}") from None
+        raise OfferError.of("error.in_field", field=where, error=error) from None
     return round(seconds)
 
 
@@ -251,7 +253,7 @@ class PricePlan:
     def block_cost(self, gpus: int) -> Decimal:
         """Cost of one package block (one term) for one instance."""
         if self.term_seconds is None:
-            raise OfferError(f"plan {self.name!r} is not a package")
+            raise OfferError.of("error.offer_not_package", plan=repr(self.name))
         return self.instance_price(gpus) * self.term_seconds / self.price_period_seconds
 
     def per_gpu_hour(self, gpus: int) -> Decimal:
@@ -439,7 +441,9 @@ class Offer:
             if plan.name == name:
                 return plan
         names = ", ".join(plan.name for plan in self.plans)
-        raise OfferError(f"offer {self.id!r} has no plan {name!r}; its plans: {names}")
+        raise OfferError.of(
+            "error.offer_no_plan", offer=repr(self.id), plan=repr(name), plans=names
+        )
 
     def plans_of_kind(self, kind: str) -> list[PricePlan]:
         return [plan for plan in self.plans if plan.kind == kind]
@@ -503,26 +507,26 @@ def _parse_plan(table: PricePlanTable, currency: str, where: str) -> PricePlan:
     """A plan; the defaults of its mode (module docstring) fill what the table leaves out."""
     mode = table.mode
     if _given(table.currency) not in (None, currency):
-        raise OfferError(f"{where}.currency: a plan is priced in its offer's currency ({currency})")
+        raise OfferError.of("error.offer_plan_currency", field=where, currency=currency)
     term_given = _given(table.term)
     term: int | None = None
     if mode in PACKAGE_TERM:
         term = PACKAGE_TERM[mode] if term_given is None else _seconds(term_given, f"{where}.term")
     elif mode == "reserved":
         if term_given is None:
-            raise OfferError(f"{where}: missing key 'term' (a reserved plan states its term)")
+            raise OfferError.of("error.offer_reserved_term", field=where)
         term = _seconds(term_given, f"{where}.term")
     elif term_given is not None:
-        raise OfferError(f"{where}.term: only package and reserved plans have a term")
+        raise OfferError.of("error.offer_term", field=where)
     if term is not None and term <= 0:
-        raise OfferError(f"{where}.term: must be positive")
+        raise OfferError.of("error.must_be_positive", field=f"{where}.term")
     period_given = _given(table.price_period)
     default_period = term if mode in PACKAGE_TERM else int(SECONDS_PER_HOUR)
     period = (
         default_period if period_given is None else _seconds(period_given, f"{where}.price_period")
     )
     if period is None or period <= 0:
-        raise OfferError(f"{where}.price_period: must be positive")
+        raise OfferError.of("error.must_be_positive", field=f"{where}.price_period")
     granularity_given = _given(table.granularity)
     if mode in METERED_GRANULARITY:
         default_granularity = METERED_GRANULARITY[mode]
@@ -536,14 +540,14 @@ def _parse_plan(table: PricePlanTable, currency: str, where: str) -> PricePlan:
         else _seconds(granularity_given, f"{where}.granularity")
     )
     if granularity <= 0:
-        raise OfferError(f"{where}.granularity: must be positive")
+        raise OfferError.of("error.must_be_positive", field=f"{where}.granularity")
     interruptions = _given(table.interruptions_per_hour)
     if mode != "spot":
         for key in ("interruptions_per_hour", "interruptions_source"):
             if _given(getattr(table, key)) is not None:
-                raise OfferError(f"{where}.{key}: only a spot plan is interrupted")
+                raise OfferError.of("error.offer_spot_only", field=f"{where}.{key}")
     if interruptions is not None and not _given(table.interruptions_source):
-        raise OfferError(f"{where}: interruptions_per_hour needs an interruptions_source")
+        raise OfferError.of("error.offer_interruptions_source", field=where)
     upfront = _given(table.upfront_share)
     return PricePlan(
         name=table.name or mode,
@@ -571,9 +575,9 @@ def _parse_fee(table: FeeTable, currency: str, where: str) -> FeeItem:
         bound = _given(tier.up_to)
         up_to = None if bound is None else to_decimal(bound, f"{tier_where}.up_to")
         if up_to is not None and up_to <= previous:
-            raise OfferError(f"{tier_where}.up_to: tiers must increase")
+            raise OfferError.of("error.offer_tiers_increase", field=tier_where)
         if up_to is None and index < len(table.tiers) - 1:
-            raise OfferError(f"{tier_where}.up_to: only the last tier may leave it out")
+            raise OfferError.of("error.offer_last_tier", field=tier_where)
         tiers.append(FeeTier(up_to=up_to, price=to_decimal(tier.price, f"{tier_where}.price")))
         previous = up_to if up_to is not None else previous
     price = _given(table.price)
@@ -610,12 +614,12 @@ def _parse_discount(table: DiscountTable, where: str) -> Discount:
 def _parse_topology(table: TopologyTable, gpus: int, where: str) -> InstanceTopology:
     """The instance's topology (``network_gbps_per_gpu`` and ``public_gbps`` in Gb/s)."""
     if table.intra_node == "none" and gpus > 1:
-        raise OfferError(f"{where}.intra_node: an instance of {gpus} GPUs needs a link")
+        raise OfferError.of("error.offer_link", field=where, gpus=gpus)
     rate = _given(table.network_gbps_per_gpu)
     if table.network != "none" and rate is None:
-        raise OfferError(f"{where}: missing key 'network_gbps_per_gpu' (network {table.network!r})")
+        raise OfferError.of("error.offer_network_rate", field=where, network=repr(table.network))
     if table.network == "none" and rate is not None:
-        raise OfferError(f"{where}.network_gbps_per_gpu: given for network 'none'")
+        raise OfferError.of("error.offer_network_none", field=where)
     Provenance.read(table.source, table.observed, where)
     public = _given(table.public_gbps)
     return InstanceTopology(
@@ -646,14 +650,14 @@ def _parse_offer(
     )
     names = [plan.name for plan in plans]
     if len(set(names)) != len(names):
-        raise OfferError(f"{where}: plans: plan names must be unique, got {', '.join(names)}")
+        raise OfferError.of("error.offer_plan_names", field=where, names=", ".join(names))
     fees = tuple(
         _parse_fee(fee, document.currency, f"{where}: fee {fee.item!r}") for fee in entry.fees
     )
     max_instances = _given(entry.max_instances)
     if max_instances is not None and max_instances < entry.min_instances:
-        raise OfferError(
-            f"{where}: max_instances: {max_instances} is below min_instances {entry.min_instances}"
+        raise OfferError.of(
+            "error.offer_max_instances", field=where, most=max_instances, least=entry.min_instances
         )
     topology = _given(entry.topology)
     tax_included = _given(entry.tax_included)
@@ -717,7 +721,9 @@ def load_offers_file(path: str | Path) -> list[Offer]:
         try:
             gpu_id = resolve_gpu_id(offer.gpu)
         except CatalogError as error:
-            raise OfferError(f"{path}: offer {offer.id!r}: gpu: {error}") from None
+            raise OfferError.of(
+                "error.offer_gpu", path=str(path), offer=repr(offer.id), error=error
+            ) from None
         resolved.append(offer if gpu_id == offer.gpu else replace(offer, gpu=gpu_id))
     return resolved
 
@@ -808,7 +814,7 @@ class OfferBook:
             known = {offer.provider.lower() for offer in merged}
             for provider in discount_factors:
                 if provider.lower() not in known:
-                    raise OfferError(f"discount factor for unknown provider {provider!r}")
+                    raise OfferError.of("error.discount_provider", provider=repr(provider))
             factors = {name.lower(): factor for name, factor in discount_factors.items()}
             merged = [
                 offer.with_discount_factor(factors[offer.provider.lower()])
@@ -825,16 +831,18 @@ class OfferBook:
         import difflib
 
         close = difflib.get_close_matches(offer_id, [offer.id for offer in self.offers], n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise OfferError(f"unknown offer {offer_id!r}{hint} (`gpuplan offers` lists them)")
+        values = {"kind": "offer", "name": repr(offer_id), "command": "offers"}
+        if close:
+            raise OfferError.of("error.unknown_name_hint", **values, close=", ".join(close))
+        raise OfferError.of("error.unknown_name", **values)
 
 
 def parse_discount_factor(text: str) -> tuple[str, Decimal]:
     """Read ``PROVIDER=FACTOR`` (``AWS=0.8``: pay 80 % of list price)."""
     provider, sep, value = text.partition("=")
     if not sep or not provider.strip():
-        raise OfferError(f"discount {text!r}: expected PROVIDER=FACTOR, e.g. AWS=0.8")
+        raise OfferError.of("error.discount_form", text=repr(text))
     factor = to_decimal(value.strip(), f"discount {text!r}")
     if not Decimal(0) < factor <= Decimal(1):
-        raise OfferError(f"discount {text!r}: the factor must be in (0, 1], e.g. 0.8 for 20 % off")
+        raise OfferError.of("error.discount_range", text=repr(text), percent="20 %")
     return provider.strip(), factor

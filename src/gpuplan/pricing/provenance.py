@@ -106,9 +106,7 @@ def observed_span(observed: str) -> tuple[dt.date | None, dt.date, str]:
                 return point
     except ValueError:
         pass
-    raise ProvenanceError(
-        f"cannot read observed date {observed!r}; accepted forms: {OBSERVED_FORMS}"
-    )
+    raise ProvenanceError.of("error.observed_form", value=repr(observed), accepted=OBSERVED_FORMS)
 
 
 def parse_observed(observed: str) -> tuple[dt.date, str]:
@@ -126,9 +124,8 @@ def check_not_future(observed: str, where: str, today: dt.date | None = None) ->
     earliest, _, _ = observed_span(observed)
     today = today or dt.date.today()
     if earliest is not None and (earliest - today).days > FUTURE_SLACK_DAYS:
-        raise ProvenanceError(
-            f"{where}: observed {observed!r} is in the future (today is {today.isoformat()}); "
-            "give the date the figure was read"
+        raise ProvenanceError.of(
+            "error.observed_future", field=where, value=repr(observed), today=today.isoformat()
         )
 
 
@@ -146,7 +143,7 @@ class Provenance:
         """Read ``source``, ``observed``, optional ``date_quality`` and ``is_estimate``."""
         is_estimate = fields.get("is_estimate", False)
         if not isinstance(is_estimate, bool):
-            raise ProvenanceError(f"{where}: 'is_estimate' must be true or false")
+            raise ProvenanceError.of("error.is_estimate", field=where)
         stated = fields.get("date_quality")
         return cls.read(
             str(fields.get("source") or ""),
@@ -169,18 +166,23 @@ class Provenance:
         ``date_quality`` stated (when stated); ``where`` names the entry in errors."""
         source, observed = source.strip(), observed.strip()
         if not source:
-            raise ProvenanceError(f"{where}: missing 'source'")
+            raise ProvenanceError.of("error.missing_source", field=where)
         if not observed:
-            raise ProvenanceError(f"{where}: missing 'observed' date")
+            raise ProvenanceError.of("error.missing_observed", field=where)
         try:
             _, quality = parse_observed(observed)
         except ProvenanceError as error:
-            raise ProvenanceError(f"{where}.observed: {error}") from None
+            raise ProvenanceError.of(
+                "error.in_field", field=f"{where}.observed", error=error
+            ) from None
         check_not_future(observed, f"{where}.observed")
         if date_quality is not None and date_quality != quality:
-            raise ProvenanceError(
-                f"{where}.date_quality: {date_quality!r} does not match observed {observed!r} "
-                f"({quality})"
+            raise ProvenanceError.of(
+                "error.date_quality",
+                field=where,
+                value=repr(date_quality),
+                observed=repr(observed),
+                quality=quality,
             )
         return cls(source=source, observed=observed, date_quality=quality, is_estimate=is_estimate)
 

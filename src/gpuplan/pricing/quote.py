@@ -429,11 +429,9 @@ def quote(
     need (each plan alone, the spot estimate beside on-demand), for ranking many quotes.
     """
     if not math.isfinite(duration_seconds) or duration_seconds < 0:
-        raise QuoteError(
-            f"duration must be a non-negative number of seconds, got {duration_seconds}"
-        )
+        raise QuoteError.of("error.duration_seconds", value=duration_seconds)
     if instances < 1:
-        raise QuoteError(f"the number of instances must be at least 1, got {instances}")
+        raise QuoteError.of("error.instances", value=instances)
     rates = rates or default_rates()
     warnings: list[dict[str, Any]] = []
     assumptions = spot or SpotAssumptions()

@@ -193,12 +193,14 @@ def import_quotes_csv(
     header, rows = read_csv(path, "quotes CSV", QuotesCsvError)
     require_columns(path, header, REQUIRED_COLUMNS, QuotesCsvError)
     if "provider" not in header and not provider:
-        raise QuotesCsvError(f"{shown(str(path))}: missing column provider (or give --provider)")
+        raise QuotesCsvError.of("error.csv_provider", path=shown(str(path)))
     unknown = [column for column in header if column not in COLUMNS]
     if unknown:
-        raise QuotesCsvError(
-            f"{shown(str(path))}: unknown column(s) {', '.join(unknown)}; accepted: "
-            f"{', '.join(COLUMNS)}"
+        raise QuotesCsvError.of(
+            "error.csv_columns",
+            path=shown(str(path)),
+            unknown=", ".join(unknown),
+            accepted=", ".join(COLUMNS),
         )
     result = ImportResult()
     documents: dict[str, dict[str, Any]] = {}

@@ -118,7 +118,7 @@ def _decimal_field(
         return default
     value = to_decimal(table[key], f"{where}.{key}")
     if not value.is_finite() or value < 0 or value > LARGEST_TCO_FIGURE:
-        raise TCOError(f"{where}.{key}: must be from 0 to 1e15, got {value}")
+        raise TCOError.of("error.tco_figure", field=f"{where}.{key}", value=value)
     return value
 
 
@@ -128,7 +128,7 @@ def _count(table: Mapping[str, Any], key: str, where: str, default: int | None) 
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1 << 20:
-        raise TCOError(f"{where}.{key}: must be a whole number from 1 to 1,048,576, got {value!r}")
+        raise TCOError.of("error.tco_count", field=f"{where}.{key}", value=repr(value))
     return value
 
 
@@ -136,14 +136,14 @@ def _power_usage_effectiveness(table: Mapping[str, Any], where: str) -> Decimal:
     """PUE: facility power over IT power, at least 1 (1.1-1.6 in published data centres)."""
     pue = _decimal_field(table, "pue", where, Decimal(1))
     if pue is None or not Decimal(1) <= pue <= Decimal(5):
-        raise TCOError(f"{where}.pue: must be from 1 to 5 (facility over IT power), got {pue}")
+        raise TCOError.of("error.tco_pue", field=where, value=pue)
     return pue
 
 
 def _table(document: Mapping[str, Any], key: str, origin: str) -> Mapping[str, Any]:
     value = document.get(key, {})
     if not isinstance(value, Mapping):
-        raise TCOError(f"{origin}: [{key}] must be a table")
+        raise TCOError.of("error.tco_table", origin=origin, key=key)
     return value
 
 
@@ -156,18 +156,19 @@ def parse_tco(document: Mapping[str, Any], origin: str) -> TCOInputs:
         rent = _table(document, "rent", origin)
         currency = settings.get("currency")
         if currency not in CURRENCIES:
-            raise TCOError(
-                f"{origin}: tco.currency must be one of {', '.join(CURRENCIES)}, got {currency!r}"
+            raise TCOError.of(
+                "error.tco_currency",
+                origin=origin,
+                accepted=", ".join(CURRENCIES),
+                value=repr(currency),
             )
         years = settings.get("years")
         if isinstance(years, bool) or not isinstance(years, int) or not 1 <= years <= 30:
-            raise TCOError(
-                f"{origin}: tco.years must be a whole number of years from 1 to 30, got {years!r}"
-            )
+            raise TCOError.of("error.tco_years", origin=origin, value=repr(years))
         utilization = _decimal_field(settings, "utilization", f"{origin}: tco", Decimal(1))
         assert utilization is not None
         if not Decimal(0) < utilization <= Decimal(1):
-            raise TCOError(f"{origin}: tco.utilization must be in (0, 1], got {utilization}")
+            raise TCOError.of("error.tco_utilization", origin=origin, value=utilization)
         capex = {
             item: _decimal_field(buy, item, f"{origin}: buy") or Decimal(0) for item in CAPEX_ITEMS
         }
@@ -177,8 +178,12 @@ def parse_tco(document: Mapping[str, Any], origin: str) -> TCOInputs:
             - {"cost_of_capital", "depreciation_years", "residual_share", "sources"}
         )
         if unknown:
-            raise TCOError(
-                f"{origin}: buy.{sorted(unknown)[0]}: unknown field (known: {', '.join(CAPEX_ITEMS)}, cost_of_capital, depreciation_years, residual_share)"
+            raise TCOError.of(
+                "error.tco_unknown_field",
+                field=f"{origin}: buy.{sorted(unknown)[0]}",
+                accepted=", ".join(
+                    (*CAPEX_ITEMS, "cost_of_capital", "depreciation_years", "residual_share")
+                ),
             )
         yearly = {
             item: _decimal_field(operations, item, f"{origin}: operations") or Decimal(0)
@@ -186,8 +191,10 @@ def parse_tco(document: Mapping[str, Any], origin: str) -> TCOInputs:
         }
         unknown = set(operations) - set(OPERATION_ITEMS) - {"refresh", "sources"}
         if unknown:
-            raise TCOError(
-                f"{origin}: operations.{sorted(unknown)[0]}: unknown field (known: {', '.join(OPERATION_ITEMS)}, refresh)"
+            raise TCOError.of(
+                "error.tco_unknown_field",
+                field=f"{origin}: operations.{sorted(unknown)[0]}",
+                accepted=", ".join((*OPERATION_ITEMS, "refresh")),
             )
         power_table = document.get("power")
         power = None
@@ -203,13 +210,11 @@ def parse_tco(document: Mapping[str, Any], origin: str) -> TCOInputs:
                 price_per_kwh=_decimal_field(power_table, "price_per_kwh", where) or Decimal(0),
             )
             if yearly["power"]:
-                raise TCOError(
-                    f"{where}: give either operations.power (a yearly figure) or [power], not both"
-                )
+                raise TCOError.of("error.tco_power_twice", field=where)
         rent_monthly = _decimal_field(rent, "monthly", f"{origin}: rent")
         rent_offer = rent.get("offer")
         if (rent_monthly is None) == (rent_offer is None):
-            raise TCOError(f"{origin}: [rent] needs exactly one of 'monthly' or 'offer'")
+            raise TCOError.of("error.tco_rent", origin=origin)
         instances = _count(rent, "instances", f"{origin}: rent", 1) or 1
         gpus = _count(settings, "gpus", f"{origin}: tco", None)
         if gpus is None and power is not None:

@@ -63,22 +63,24 @@ class PlanRequest:
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
-            raise PlanError(f"objective: {self.objective!r} is not one of {', '.join(OBJECTIVES)}")
+            raise PlanError.of(
+                "error.not_one_of",
+                field="objective",
+                value=repr(self.objective),
+                accepted=", ".join(OBJECTIVES),
+            )
         if self.max_gpus < 1:
-            raise PlanError(f"max_gpus: must be at least 1, got {self.max_gpus}")
+            raise PlanError.of("error.at_least_one", field="max_gpus", value=self.max_gpus)
         if not 0 <= self.headroom < 1:
-            raise PlanError(f"headroom: must be in [0, 1), got {self.headroom}")
+            raise PlanError.of("error.headroom", value=self.headroom)
         if self.budget is not None and self.budget.amount <= 0:
-            raise PlanError(f"budget: must be positive, got {self.budget}")
+            raise PlanError.of("error.positive", field="budget", value=str(self.budget))
         if self.deadline_seconds is not None and self.deadline_seconds <= 0:
-            raise PlanError(f"deadline: must be positive, got {self.deadline_seconds} s")
+            raise PlanError.of("error.deadline", value=self.deadline_seconds)
         if self.limit < 1:
-            raise PlanError(f"limit: must be at least 1, got {self.limit}")
+            raise PlanError.of("error.at_least_one", field="limit", value=self.limit)
         if self.max_layouts is not None and self.max_layouts < 1:
-            raise PlanError(f"max_layouts: must be at least 1, got {self.max_layouts}")
+            raise PlanError.of("error.at_least_one", field="max_layouts", value=self.max_layouts)
         strategy, given = self.scenario.strategy, self.scenario.strategy_given
         if "etp" in given and strategy.etp and not ("tp" in given and strategy.etp == strategy.tp):
-            raise PlanError(
-                f"strategy.etp: {strategy.etp} is estimate-only; the plan search splits experts "
-                "by tp, as the step time does: drop etp to search, or give it to gpuplan estimate"
-            )
+            raise PlanError.of("error.plan_etp", etp=strategy.etp)

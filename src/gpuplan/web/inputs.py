@@ -88,7 +88,9 @@ def parse_integer(value: Any, field: str, lang: str) -> int:
     try:
         return int(str(value).strip())
     except ValueError:
-        raise InputError(translate("error.number", lang, field=field, value=value)) from None
+        raise InputError(
+            translate("error.whole_number", lang, field=field, value=repr(value))
+        ) from None
 
 
 def split_list(text: str | None) -> tuple[str, ...]:

@@ -35,7 +35,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
     text = read_text_file(path, "model config", ConfigError)
     data = parse_json(text, f"model: {shown(str(path))}", ConfigError)
     if not isinstance(data, dict):
-        raise ConfigError(f"model: {str(path)!r} must hold a JSON object of config.json keys")
+        raise ConfigError.of("error.config_object", path=repr(str(path)))
     return data
 
 
@@ -48,10 +48,10 @@ def require_sizes(raw: Mapping[str, Any], key_aliases: KeyAliases) -> None:
     """Raise unless the config gives every key of :data:`REQUIRED_SIZE_KEYS`."""
     missing = [key for key in REQUIRED_SIZE_KEYS if not gives(raw, key, key_aliases)]
     if missing:
-        raise ConfigError(
-            f"model: {' and '.join(missing)} missing; a config must give "
-            f"{', '.join(REQUIRED_SIZE_KEYS)} (other sizes may take the family's transformers "
-            "defaults)"
+        raise ConfigError.of(
+            "error.config_sizes",
+            missing=" and ".join(missing),
+            required=", ".join(REQUIRED_SIZE_KEYS),
         )
 
 
@@ -98,15 +98,15 @@ def positive_int(
     value = values.get(key)
     where = f"model.{field or key}"
     if value is None or isinstance(value, bool):
-        raise ConfigError(f"{where}: missing; a config needs {ACCEPTED_KEYS}")
+        raise ConfigError.of("error.config_missing", field=where, accepted=ACCEPTED_KEYS)
     try:
         number = int(value)
     except (TypeError, ValueError, OverflowError) as error:
-        raise ConfigError(f"{where}: expected a whole number, got {value!r}") from error
+        raise ConfigError.of("error.whole_number", field=where, value=repr(value)) from error
     if number != value and not (isinstance(value, float) and value.is_integer()):
-        raise ConfigError(f"{where}: expected a whole number, got {value!r}")
+        raise ConfigError.of("error.whole_number", field=where, value=repr(value))
     if number < 0 or (number == 0 and not allow_zero):
-        raise ConfigError(f"{where}: must be a positive whole number, got {value!r}")
+        raise ConfigError.of("error.positive_whole_number", field=where, value=repr(value))
     return number
 
 
@@ -124,7 +124,7 @@ def flag(values: Mapping[str, Any], key: str, default: bool) -> bool:
         return default
     if isinstance(value, bool):
         return value
-    raise ConfigError(f"model.{key}: expected true or false, got {value!r}")
+    raise ConfigError.of("error.true_or_false", field=f"model.{key}", value=repr(value))
 
 
 def layer_list(
@@ -134,9 +134,14 @@ def layer_list(
     (a longer list is cut to the model's layers, as transformers reads it)."""
     entries = values.get(key)
     if not isinstance(entries, list | tuple) or len(entries) < layers:
-        raise ConfigError(f"model.{key}: expected a list of {layers} per-layer values")
+        raise ConfigError.of("error.config_layers", field=f"model.{key}", layers=layers)
     for entry in entries:
         if isinstance(entry, bool | float) or entry not in accepted:
             shown_accepted = ", ".join(repr(value) for value in accepted)
-            raise ConfigError(f"model.{key}: {shown(entry)} is not one of {shown_accepted}")
+            raise ConfigError.of(
+                "error.not_one_of",
+                field=f"model.{key}",
+                value=shown(entry),
+                accepted=shown_accepted,
+            )
     return list(entries[:layers])

@@ -45,7 +45,9 @@ class JobError(InputError):
 def _choice(field_name: str, value: str, accepted: tuple[str, ...]) -> str:
     text = str(value).strip().lower()
     if text not in accepted:
-        raise JobError(f"{field_name}: {value!r} is not one of {', '.join(accepted)}")
+        raise JobError.of(
+            "error.not_one_of", field=field_name, value=repr(value), accepted=", ".join(accepted)
+        )
     return text
 
 
@@ -83,12 +85,11 @@ class MoEOptions:
         )
         object.__setattr__(self, "routing", _choice("moe.routing", self.routing, MOE_ROUTINGS))
         if not isinstance(self.a2a_overlap, bool):
-            raise JobError(f"moe.a2a_overlap: expected true or false, got {self.a2a_overlap!r}")
-        if not self.load_imbalance >= 1.0:
-            raise JobError(
-                f"moe.load_imbalance: the busiest expert's load over the mean, a number >= 1, "
-                f"got {self.load_imbalance!r}"
+            raise JobError.of(
+                "error.true_or_false", field="moe.a2a_overlap", value=repr(self.a2a_overlap)
             )
+        if not self.load_imbalance >= 1.0:
+            raise JobError.of("error.job_load_imbalance", value=repr(self.load_imbalance))
 
 
 @dataclass(frozen=True)
@@ -129,9 +130,8 @@ class LoraConfig:
         targets = tuple(aliases.get(name, name) for name in names)
         unknown = [name for name in targets if name not in LINEAR_MODULES]
         if unknown or not targets:
-            raise JobError(
-                f"lora.targets: {shown(value)} is not attention, all-linear, or a list of "
-                f"{', '.join(LINEAR_MODULES)}"
+            raise JobError.of(
+                "error.job_lora_targets", value=shown(value), modules=", ".join(LINEAR_MODULES)
             )
         return targets
 
@@ -179,26 +179,22 @@ class TrainingJob:
         object.__setattr__(self, "framework", _choice("framework", self.framework, FRAMEWORKS))
         self._check_framework_parts()
         if self.seq_len < 1:
-            raise JobError(f"seq_len: must be a positive number of tokens, got {self.seq_len}")
+            raise JobError.of("error.job_seq_len", value=self.seq_len)
         if self.global_batch < 1:
-            raise JobError(
-                f"global_batch: must be a positive number of sequences, got {self.global_batch}"
-            )
+            raise JobError.of("error.job_global_batch", value=self.global_batch)
         if self.tokens < 0:
-            raise JobError(f"tokens: must not be negative, got {self.tokens}")
+            raise JobError.of("error.job_tokens", value=self.tokens)
         if self.method in ("lora", "qlora") and self.lora.rank < 1:
-            raise JobError(f"lora.rank: must be a positive whole number, got {self.lora.rank}")
-        if self.method == "qlora" and self.precision in ("fp32", "fp8"):
-            raise JobError(
-                f"precision: QLoRA computes in bf16 or fp16 over 4-bit weights, got {self.precision}; "
-                "accepted: bf16, fp16, bf16-pure"
+            raise JobError.of(
+                "error.positive_whole_number", field="lora.rank", value=self.lora.rank
             )
+        if self.method == "qlora" and self.precision in ("fp32", "fp8"):
+            raise JobError.of("error.job_qlora_precision", value=self.precision)
         if self.method == "freeze":
             layers = self.trainable_layers
             if layers is None or not 1 <= layers <= self.model.num_layers:
-                raise JobError(
-                    f"trainable_layers: method freeze needs the number of trained layers, "
-                    f"1..{self.model.num_layers}, got {layers}"
+                raise JobError.of(
+                    "error.job_freeze_layers", layers=self.model.num_layers, value=layers
                 )
 
     def _check_framework_parts(self) -> None:
@@ -209,27 +205,20 @@ class TrainingJob:
         for key, value in self.framework_parts:
             if key == "version":
                 if self.framework != "torchtitan":
-                    raise JobError(
-                        f"framework.version: only the torchtitan preset has versions, base is "
-                        f"{self.framework}"
-                    )
+                    raise JobError.of("error.framework_version_base", base=self.framework)
                 torchtitan_date(str(value))
             else:
                 check_part_value(key, value)
         loss = parts.get("loss")
         if loss is not None:
             if self.fused_loss and loss not in ("fused", "chunked"):
-                raise JobError(
-                    f"framework.loss: {loss} contradicts fused_loss: true; accepted with it: "
-                    "fused, chunked"
-                )
+                raise JobError.of("error.job_fused_loss", value=loss)
             object.__setattr__(self, "fused_loss", loss in ("fused", "chunked"))
         attention = parts.get("attention")
         if attention is not None:
             if self.attention_kernel is not None and self.attention_kernel != attention:
-                raise JobError(
-                    f"framework.attention: {attention} contradicts attention_kernel: "
-                    f"{self.attention_kernel}; give one of them"
+                raise JobError.of(
+                    "error.job_attention", value=attention, kernel=self.attention_kernel
                 )
             object.__setattr__(self, "attention_kernel", attention)
 

@@ -78,9 +78,15 @@ NO_SETTINGS = ModelSettings()
 
 def _number(value: object, key: str, low: float, high: float) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ModelSettingsError(f"model.{key}: expected a number, got {shown(value)}")
+        raise ModelSettingsError.of("error.number", field=f"model.{key}", value=shown(value))
     if not math.isfinite(value) or not low <= value <= high:
-        raise ModelSettingsError(f"model.{key}: {shown(value)} is outside {low:g} to {high:g}")
+        raise ModelSettingsError.of(
+            "error.out_of_range",
+            field=f"model.{key}",
+            value=shown(value),
+            low=f"{low:g}",
+            high=f"{high:g}",
+        )
     return float(value)
 
 
@@ -91,9 +97,8 @@ def _scaling_value(value: object, key: str) -> ScalingValue:
         return _number(value, f"rope_scaling.{key}", -1e12, 1e12)
     if isinstance(value, list) and len(value) <= 1024:
         return tuple(_number(item, f"rope_scaling.{key}", -1e12, 1e12) for item in value)
-    raise ModelSettingsError(
-        f"model.rope_scaling.{key}: expected a name, a number or a list of numbers, "
-        f"got {shown(value)}"
+    raise ModelSettingsError.of(
+        "error.rope_scaling_value", field=f"model.rope_scaling.{key}", value=shown(value)
     )
 
 
@@ -110,13 +115,14 @@ def read_model_settings(values: Mapping[str, Any]) -> ModelSettings:
     pairs: tuple[tuple[str, ScalingValue], ...] = ()
     if scaling is not None:
         if not isinstance(scaling, Mapping) or len(scaling) > MAX_SCALING_ENTRIES:
-            raise ModelSettingsError(
-                f"model.rope_scaling: expected a table of at most {MAX_SCALING_ENTRIES} "
-                f"entries, got {shown(scaling)}"
+            raise ModelSettingsError.of(
+                "error.rope_scaling_size", most=MAX_SCALING_ENTRIES, value=shown(scaling)
             )
         for key in scaling:
             if not isinstance(key, str):
-                raise ModelSettingsError(f"model.rope_scaling.{key_name(key)}: keys are names")
+                raise ModelSettingsError.of(
+                    "error.keys_are_names", field=f"model.rope_scaling.{key_name(key)}"
+                )
         pairs = tuple((key, _scaling_value(value, key)) for key, value in sorted(scaling.items()))
     return ModelSettings(rope_theta, norm_eps, pairs)
 
@@ -124,7 +130,7 @@ def read_model_settings(values: Mapping[str, Any]) -> ModelSettings:
 def _whole(value: object, key: str, low: int, high: int) -> int:
     number = _number(value, key, low, high)
     if not number.is_integer():
-        raise ModelSettingsError(f"model.{key}: expected a whole number, got {shown(value)}")
+        raise ModelSettingsError.of("error.whole_number", field=f"model.{key}", value=shown(value))
     return int(number)
 
 
@@ -133,7 +139,7 @@ def _switch(values: Mapping[str, Any], key: str, default: bool) -> bool:
     if value is None:
         return default
     if not isinstance(value, bool):
-        raise ModelSettingsError(f"model.{key}: expected true or false, got {shown(value)}")
+        raise ModelSettingsError.of("error.true_or_false", field=f"model.{key}", value=shown(value))
     return value
 
 
@@ -153,17 +159,18 @@ def read_router_settings(
     """
     score = values.get("scoring_func") or default_score_function
     if score not in SCORE_FUNCTIONS:
-        raise ModelSettingsError(
-            f"model.scoring_func: {shown(score)} is not one of {', '.join(SCORE_FUNCTIONS)}"
+        raise ModelSettingsError.of(
+            "error.not_one_of",
+            field="model.scoring_func",
+            value=shown(score),
+            accepted=", ".join(SCORE_FUNCTIONS),
         )
     normalizes = always_normalizes or _switch(values, "norm_topk_prob", False)
     groups = group_top_k = None
     if values.get("n_group") is not None:
         groups = _whole(values["n_group"], "n_group", 1, num_experts)
         if num_experts % groups:
-            raise ModelSettingsError(
-                f"model.n_group: {groups} groups do not divide {num_experts} experts"
-            )
+            raise ModelSettingsError.of("error.router_groups", groups=groups, experts=num_experts)
         group_top_k = _whole(values.get("topk_group", groups), "topk_group", 1, groups)
     scaling = values.get("routed_scaling_factor")
     aux_key = "router_aux_loss_coef" if "router_aux_loss_coef" in values else "aux_loss_alpha"
