@@ -94,3 +94,12 @@ def test_malformed_toml(tmp_path):
     path.write_text("[tco\n")
     with pytest.raises(TCOError, match="malformed TOML"):
         load_tco_file(path)
+
+
+def test_a_cost_of_capital_too_small_to_compound_adds_no_interest():
+    from decimal import Decimal
+
+    from gpuplan.pricing.tco import _capital_recovery_interest
+
+    assert _capital_recovery_interest(Decimal(4_800_000), Decimal("1e-300"), 3) == 0
+    assert _capital_recovery_interest(Decimal(100), Decimal("0.1"), 2) > 0

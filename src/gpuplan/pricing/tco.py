@@ -257,10 +257,14 @@ def load_tco_file(path: str | Path) -> TCOInputs:
 
 
 def _capital_recovery_interest(capex: Decimal, rate: Decimal, years: int) -> Decimal:
-    """Total interest when ``capex`` is repaid in ``years`` equal instalments at ``rate``."""
+    """Total interest when ``capex`` is repaid in ``years`` equal instalments at ``rate``
+    (the annuity ``capex * r (1 + r)^n / ((1 + r)^n - 1)``); none at a rate too small to change
+    ``(1 + r)^n`` at Decimal's precision, the formula's limit as ``r`` goes to 0."""
     if rate == 0 or capex == 0:
         return Decimal(0)
     growth = (1 + rate) ** years
+    if growth == 1:
+        return Decimal(0)
     instalment = capex * rate * growth / (growth - 1)
     return instalment * years - capex
 
