@@ -130,9 +130,11 @@ def test_quote_tco_and_audit_tables_fit_with_amounts_whole(lang: str) -> None:
     total = json_of(*quote)["total"]  # type: ignore[index]
     text = run(*quote, lang=lang)
     assert_fits(text, [f"{float(total):,.2f}"])
+    from gpuplan.report.tco import tco_table
+
     tco = json_of("tco", str(EXAMPLES / "seed-tco.toml"))
     text = run("tco", str(EXAMPLES / "seed-tco.toml"), lang=lang)
-    assert_fits(text, [format_amount(row["buy_cumulative"]) for row in tco["table"]])  # type: ignore[index]
+    assert_fits(text, [row[1] for row in tco_table(tco, lang).rows])  # type: ignore[arg-type]
     audit = ("audit", str(EXAMPLES / "usage-sample.csv"), "--offer", "runpod-secure-h100-sxm-x1")
     total = json_of(*audit)["total"]  # type: ignore[index]
     assert_fits(run(*audit, lang=lang), [f"{float(total):,.2f}"])
@@ -162,7 +164,7 @@ def test_bench_tables_fit(lang: str, monkeypatch: pytest.MonkeyPatch, tmp_path: 
     [
         (("models",), "vocab"),
         (("gpus",), "observed"),
-        (("plan", "--preset", "enterprise", "--limit", "2"), "/M tok"),
+        (("plan", "--preset", "enterprise", "--limit", "2"), "per M tok"),
     ],
 )
 def test_wide_shows_every_column_at_any_width(args: tuple[str, ...], hidden: str) -> None:
@@ -195,3 +197,20 @@ def test_tco_in_another_currency_converts_every_amount_and_names_the_rate() -> N
     text = run("tco", tco_file, "--currency", "USD")
     assert text.count("1 USD = ") == 1 and "(USD" in text
     assert_fits(text, [format_amount(row["buy_cumulative"]) for row in dollars["table"]])  # type: ignore[index]
+
+
+def test_plan_tables_are_the_reports_table_in_both_views() -> None:
+    """The terminal prints the report's plans table: with ``--wide`` every one of its columns
+    under the report's headers; at 80 columns its narrow view, naming what it left out."""
+    from gpuplan.report.plan import plans_table
+
+    args = ("plan", "--preset", "enterprise", "--limit", "2")
+    result = json.loads(run(*args, "--json"))
+    wide = run(*args, "--wide")
+    for header in plans_table(result, "en").headers:
+        assert header in wide, header
+    narrow = run(*args)
+    view = plans_table(result, "en", narrow=True)
+    assert f"left out to fit the terminal: {view.headers[4]}" in " ".join(narrow.split())
+    for row in view.rows:
+        assert row[1] in narrow and row[3] in narrow

@@ -228,28 +228,6 @@ def _print_launch_commands(
     print(commands["slurm"])
 
 
-def _format(value: float | None, unit: str) -> str:
-    from gpuplan.units import format_bandwidth, format_bytes, format_flops
-
-    if value is None:
-        return "—"
-    if unit == "FLOP/s":
-        return format_flops(value)
-    if unit == "bytes/s":
-        return format_bandwidth(value)
-    if unit == "bytes":
-        return format_bytes(value)
-    if unit == "ratio":
-        return f"{value:.2%}"
-    if unit == "tokens/s":
-        return f"{value:,.0f} tok/s"
-    return f"{value:g}"
-
-
-def _ratio(value: float | None) -> str:
-    return "—" if value is None else f"{value:.1%}"
-
-
 def _show_result(result: dict[str, Any], json_output: bool) -> None:
     if json_output:
         from gpuplan.cli.output import print_json
@@ -260,7 +238,9 @@ def _show_result(result: dict[str, Any], json_output: bool) -> None:
     from rich.markup import escape
 
     from gpuplan.cli.output import console
-    from gpuplan.cli.tables import FitTable, print_table
+    from gpuplan.cli.tables import print_table, rich_table
+    from gpuplan.i18n import current_language
+    from gpuplan.report.bench import figures_table
 
     header = result["provenance"]
     gpus = ", ".join(f"{gpu['name']} ({gpu['uuid']})" for gpu in header["gpus"]) or header["device"]
@@ -278,34 +258,8 @@ def _show_result(result: dict[str, Any], json_output: bool) -> None:
         markup=False,
     )
     console.print(f"command: {header['command']}", highlight=False, markup=False)
-    table = FitTable(show_lines=False)
-    for column in (
-        "figure",
-        "measured",
-        "spec",
-        "ratio",
-        "reference",
-        "ratio_reference",
-        "verdict",
-    ):
-        table.add_column(
-            translate(f"bench.col.{column}"),
-            justify="left" if column in ("figure", "verdict") else "right",
-            key=column in ("measured", "verdict"),
-            drop={"reference": 2, "ratio_reference": 1}.get(column),
-        )
-    for figure in result["figures"]:
-        style = VERDICT_STYLES[figure["verdict"]]
-        table.add_row(
-            figure["label"],
-            _format(figure["measured"], figure["unit"]),
-            _format(figure["spec"], figure["unit"]),
-            _ratio(figure["spec_ratio"]),
-            _format(figure["reference"], figure["unit"]),
-            _ratio(figure["reference_ratio"]),
-            f"[{style}]{figure['verdict']}[/{style}]",
-        )
-    print_table(table)
+    verdict_style = {6: lambda verdict: VERDICT_STYLES.get(verdict, "")}
+    print_table(rich_table(figures_table(result, current_language()), styles=verdict_style))
     for figure in result["figures"]:
         if figure["verdict"] in ("WARN", "FAIL", "SKIPPED", "ERROR"):
             style = VERDICT_STYLES[figure["verdict"]]
@@ -417,6 +371,7 @@ def compare(
 def _print_comparison(result: dict[str, Any], run_id: int, chosen: Any) -> None:
     from gpuplan.cli.output import console
     from gpuplan.cli.tables import FitTable, print_table
+    from gpuplan.report.bench import format_figure, format_ratio
 
     console.print(
         f"run {run_id} against offer {chosen.id} ({chosen.gpus} x {result['gpu']})", markup=False
@@ -442,10 +397,10 @@ def _print_comparison(result: dict[str, Any], run_id: int, chosen: Any) -> None:
         style = VERDICT_STYLES[figure["verdict"]]
         table.add_row(
             figure["label"],
-            _format(figure["spec"], figure["unit"]),
-            _format(figure["measured"], figure["unit"]),
-            _ratio(figure["spec_ratio"]),
-            _ratio(figure["reference_ratio"]),
+            format_figure(figure["spec"], figure["unit"]),
+            format_figure(figure["measured"], figure["unit"]),
+            format_ratio(figure["spec_ratio"]),
+            format_ratio(figure["reference_ratio"]),
             f"[{style}]{figure['verdict']}[/{style}]",
         )
     print_table(table)

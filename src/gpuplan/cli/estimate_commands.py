@@ -164,12 +164,14 @@ def show_warnings(warnings: list[Any]) -> None:
 
 
 def show_memory(result: dict[str, Any]) -> None:
+    """The memory parts per GPU as the report shows them (``report.estimate.memory_table``),
+    under the model, the cluster and the layout, then whether it fits."""
     from rich.markup import escape
 
     from gpuplan.cli.output import console
-    from gpuplan.cli.tables import FitTable as Table
-    from gpuplan.cli.tables import print_table
-    from gpuplan.i18n import translate
+    from gpuplan.cli.tables import print_table, rich_table
+    from gpuplan.i18n import current_language, translate
+    from gpuplan.report.estimate import memory_table
 
     memory = result["memory"]
     strategy = result["strategy"]
@@ -182,22 +184,10 @@ def show_memory(result: dict[str, Any]) -> None:
     heading = translate(
         "memory.title", model=result["model"]["name"], count=hardware["count"], gpu=hardware["gpu"]
     )
-    table = Table(
-        title=f"{escape(heading)}\n[dim]{layout}, framework {strategy['framework']}[/dim]"
+    table = rich_table(
+        memory_table(result, current_language()),
+        title=f"{escape(heading)}\n[dim]{layout}, framework {strategy['framework']}[/dim]",
     )
-    table.add_column(translate("col.part"))
-    table.add_column("GiB", justify="right", key=True)
-    table.add_column("GB", justify="right", key=True)
-    for name, value in memory["parts"].items():
-        table.add_row(translate(f"part.{name}"), f"{value / 2**30:.2f}", f"{value / 1e9:.2f}")
-    table.add_section()
-    for label, key in (
-        ("memory.allocated", "allocated_bytes"),
-        ("memory.reserved", "reserved_bytes"),
-        ("memory.peak", "peak_bytes"),
-        ("memory.capacity", "capacity_bytes"),
-    ):
-        table.add_row(translate(label), f"{memory[key] / 2**30:.2f}", f"{memory[key] / 1e9:.2f}")
     print_table(table)
     usable = memory["capacity_bytes"] * (1 - memory["safety_margin"])
     values = {
@@ -248,23 +238,19 @@ def show_framework(framework: dict[str, Any]) -> None:
 
 
 def show_speed(result: dict[str, Any]) -> None:
+    """The step-time parts as the report shows them (``report.estimate.step_table``), then the
+    throughput, its interval, the goodput and the run length."""
     from gpuplan.cli.output import console
-    from gpuplan.cli.tables import FitTable as Table
-    from gpuplan.cli.tables import print_table
+    from gpuplan.cli.tables import print_table, rich_table
     from gpuplan.i18n import current_language, translate
+    from gpuplan.report.estimate import step_table
     from gpuplan.report.interval import interval_line, throughput_text
     from gpuplan.units import format_bytes, format_duration, format_tokens
 
     throughput = result["throughput"]
     step = throughput["step_seconds"]
-    table = Table(title=translate("step.title", seconds=f"{step:.3f}"))
-    table.add_column(translate("col.part"))
-    table.add_column(translate("col.seconds"), justify="right", key=True)
-    table.add_column(translate("col.share"), justify="right", key=True)
-    for name, seconds in throughput["breakdown"].items():
-        if seconds > 0.0005 * step:
-            table.add_row(translate(f"step.{name}"), f"{seconds:.3f}", f"{seconds / step:.1%}")
-    print_table(table)
+    title = translate("step.title", seconds=f"{step:.3f}")
+    print_table(rich_table(step_table(result, current_language(), title)))
     dtype_note = translate("speed.fp8_note") if throughput["matmul_dtype"] == "fp8" else ""
     console.print(
         translate(

@@ -254,83 +254,32 @@ def show_no_plan(result: dict[str, Any], json_output: bool) -> None:
     negative_verdict()
 
 
-def _interval_line(cost: dict[str, Any] | None, cells: dict[str, str], lang: str) -> str:
-    """``likely 11.5–16.7 days, $32.33M–$47.09M``: the run length's and cost's intervals."""
-    from gpuplan.i18n import currency_label, format_amount_short, translate
-
-    if not cells["days_range"]:
-        return ""
-    days = f"{cells['days_range'].strip('()')} {cells['days'].split()[-1]}"
-    if not cost or "total_low" not in cost:
-        return translate("plan.interval", lang, days=days, cost="-")
-    symbol = currency_label(cost["currency"])
-    low, high = (format_amount_short(cost[key], lang) for key in ("total_low", "total_high"))
-    return translate("plan.interval", lang, days=days, cost=f"{symbol}{low}–{symbol}{high}")
-
-
 def show_plans(
     result: dict[str, Any], wide: bool = False, options: dict[str, Any] | None = None
 ) -> None:
-    """The job, then one row per plan: the GPUs, the run length and the cost (never cut), and
-    the offer with how it is billed and run in one wrapping cell; the price age once a row and
-    its notice once under the table, then the exchange rates used; the same cells as the
-    report (``report.plan.plan_cells``)."""
+    """The job, then the report's plans table (``report.plan.plans_table``): its narrow view at
+    the terminal's width (GPUs, run length and cost never cut; offer, billing, machine and
+    layout in one wrapping cell), its wide view with ``--wide``; the price age's notice once
+    under the table, then the exchange rates used."""
     from rich.markup import escape
 
     from gpuplan.cli.estimate_commands import show_warnings
     from gpuplan.cli.output import console
-    from gpuplan.cli.tables import FitTable, print_table
-    from gpuplan.i18n import currency_label, current_language, format_amount, translate
-    from gpuplan.report.plan import job_line, plan_cells, price_age_footnotes
+    from gpuplan.cli.tables import print_table, rich_table
+    from gpuplan.i18n import current_language, translate
+    from gpuplan.report.plan import job_line, plans_table, plans_title, price_age_footnotes
     from gpuplan.search.reasons import explanation
-    from gpuplan.terms import term
 
     lang = current_language()
     console.print(job_line(result["job"], lang), soft_wrap=False, markup=False)
     show_warnings(result.get("warnings", []))
     plans = result["plans"]
-    title = translate(
-        "plan.title",
-        lang,
-        objective=term("objective", result["objective"], lang),
-        shown=len(plans),
-        evaluated=f"{result['evaluated']:,}",
-        seconds=f"{result['seconds']:.2f}",
+    table = rich_table(
+        plans_table(result, lang, narrow=not wide),
+        title=escape(plans_title(result, lang)),
+        leading=1,
+        title_justify="left",
     )
-    symbol = currency_label(result["currency"])
-    table = FitTable(title=title, leading=1, title_justify="left")
-    table.add_column(translate("col.rank", lang), justify="right", key=True)
-    table.add_column(translate("col.gpus", lang), key=True)
-    table.add_column(translate("col.duration", lang), justify="right", key=True)
-    table.add_column(translate("col.cost_in", lang, currency=symbol), justify="right", key=True)
-    table.add_column(
-        translate("col.per_m_tok_in", lang, currency=symbol), justify="right", key=True, drop=1
-    )
-    table.add_column(translate("col.offer_and_plan", lang))
-    for rank, row in enumerate(plans, start=1):
-        cells = plan_cells(row, lang)
-        cost = row["cost"]
-        details = [
-            cells["offer"],
-            cells["machine"],
-            cells["layout"],
-            f"{cells['memory']} · {cells['speed']}",
-        ]
-        if cells["billing_short"]:
-            details.insert(1, f"{cells['billing_short']}, {cells['price_age']}".rstrip(", "))
-        details.insert(2, _interval_line(cost, cells, lang))
-        if cells["other_notes"]:
-            details.append("! " + cells["other_notes"])
-        table.add_row(
-            str(rank),
-            escape(cells["gpus"]),
-            cells["days"],
-            format_amount(cost["total"]) if cost else cells["cost"],
-            format_amount(cost["per_million_tokens"])
-            if cost and cost["per_million_tokens"]
-            else "-",
-            escape("\n".join(filter(None, details))),
-        )
     print_table(table, wide)
     for line in price_age_footnotes(plans, lang):
         console.print(line, style="dim", markup=False)

@@ -640,18 +640,16 @@ def _predicted_job(scenario: Path, offer: Any) -> dict[str, Any]:
     }
 
 
-def _unit(unit: str, quantity: Any) -> str:
-    """A quantity's unit in the singular for one: ``1 block``, ``2 blocks``."""
-    return unit[:-1] if unit.endswith("s") and float(quantity) == 1 else unit
-
-
 def _print_quote(result: dict[str, Any]) -> None:
+    """The offer, the billing mix, the charges as the report lists them
+    (``report.quote.quote_lines_table``), the fees' share and each plan alone."""
     from rich.markup import escape
 
     from gpuplan.cli.output import console
-    from gpuplan.cli.tables import FitTable, print_table
-    from gpuplan.i18n import translate, translate_text
-    from gpuplan.terms import billing_name, billing_text, term
+    from gpuplan.cli.tables import print_table, rich_table
+    from gpuplan.i18n import current_language, translate, translate_text
+    from gpuplan.report.quote import quote_lines_table
+    from gpuplan.terms import billing_name, billing_text
     from gpuplan.units import format_duration
 
     currency = result["currency"]
@@ -671,40 +669,8 @@ def _print_quote(result: dict[str, Any]) -> None:
         unused = format_duration(result["billing_mix"]["unused_seconds"])
         console.print("  " + translate("quote.unused", duration=unused))
 
-    table = FitTable()
-    table.add_column(translate("col.kind"), drop=1)
-    table.add_column(translate("col.item"), max_width=34)
-    table.add_column(translate("col.quantity"), justify="right")
-    table.add_column(translate("col.amount"), justify="right", key=True)
-    table.add_column(translate("col.observed"), no_wrap=True, drop=2)
-    hidden = 0
-    for line in result["lines"]:
-        if line["kind"] == "fee" and not line["amount"]:
-            hidden += 1
-            continue
-        quantity = line.get("quantity")
-        if line["kind"] == "compute" and line["unit"] != "blocks":
-            quantity_text = translate("quote.billed", duration=format_duration(quantity))
-        elif quantity is not None:
-            quantity_text = f"{float(quantity):,.4g} {_unit(line.get('unit', ''), quantity)}"
-        else:
-            quantity_text = ""
-        item = billing_name(str(line["item"])) if line["kind"] == "compute" else str(line["item"])
-        table.add_row(
-            term("kind", line["kind"]),
-            escape(item),
-            quantity_text,
-            _money(line["amount"], currency),
-            line.get("observed", ""),
-        )
-    table.add_row(
-        "",
-        f"[bold]{translate('word.total')}[/bold]",
-        "",
-        f"[bold]{_money(result['total'], currency)}[/bold]",
-        "",
-    )
-    print_table(table)
+    print_table(rich_table(quote_lines_table(result, current_language())))
+    hidden = sum(1 for line in result["lines"] if line["kind"] == "fee" and not line["amount"])
     if hidden:
         console.print(escape(translate("quote.hidden", count=hidden)))
     fees = translate(
@@ -795,27 +761,15 @@ def tco_command(
         if output_format == "md":
             return
 
+    from gpuplan.cli.conversion import conversion_line
     from gpuplan.cli.output import console
-    from gpuplan.i18n import translate
+    from gpuplan.cli.tables import print_table, rich_table
+    from gpuplan.i18n import current_language, translate
+    from gpuplan.report.tco import tco_table
 
     currency = result["currency"]
-    from gpuplan.cli.tables import FitTable, print_table
-    from gpuplan.i18n import format_amount
-
-    table = FitTable(title=translate("tco.title", years=result["years"], currency=currency))
-    for column in ("col.year", "col.buy", "col.rent", "col.buy_minus_rent"):
-        table.add_column(translate(column), justify="right", key=True)
-    for row in result["table"]:
-        table.add_row(
-            str(row["year"]),
-            *(
-                format_amount(row[key])
-                for key in ("buy_cumulative", "rent_cumulative", "buy_minus_rent")
-            ),
-        )
-    print_table(table)
-    from gpuplan.cli.conversion import conversion_line
-    from gpuplan.i18n import current_language
+    title = translate("tco.title", years=result["years"], currency=currency)
+    print_table(rich_table(tco_table(result, current_language(), title)))
 
     converted = conversion_line(rates, currency, {given_currency}, current_language())
     if converted:

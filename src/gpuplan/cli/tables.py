@@ -14,13 +14,15 @@ A :class:`FitTable` is a Rich table whose columns are of three kinds:
   the column's edge (its trailing space is counted in characters, not cells), where folding
   only drops that space.
 
-``print_table(table, wide)`` prints it at the console's width (80 cells when piped, or
+:func:`rich_table` makes one from a report's :class:`gpuplan.report.document.Table`, so that the
+terminal shows the cells the report and the web page show. ``print_table(table, wide)`` prints it at the console's width (80 cells when piped, or
 ``COLUMNS``), or, with ``--wide``, with every column at its natural width whatever the terminal.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
@@ -29,6 +31,9 @@ from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Column, Table
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from gpuplan.report.document import Table as DocumentTable
 
 _wide = False
 
@@ -107,6 +112,40 @@ class FitTable(Table):
         for position, column in enumerate(table.columns):
             column._index = position
         return table
+
+
+def rich_table(
+    table: DocumentTable,
+    styles: Mapping[int, Callable[[str], str]] | None = None,
+    **options: Any,
+) -> FitTable:
+    """``table`` (plain text, the report's) as a :class:`FitTable`: its numeric columns right-
+    aligned, its key columns never cut, its drop ranks kept, a rule above each of its breaks and
+    its title on top. ``styles`` gives a column's cells a Rich style by their text (a verdict in
+    its colour); ``options`` are Rich's (``leading``, ``title_justify``, ...)."""
+    from rich.markup import escape
+
+    styles = styles or {}
+
+    def cell(index: int, text: str) -> Text | str:
+        style = styles[index](text) if index in styles else ""
+        return Text(text, style=style) if style else escape(text)
+
+    if table.title:
+        options.setdefault("title", escape(table.title))
+    rich = FitTable(**options)
+    for index, header in enumerate(table.headers):
+        rich.add_column(
+            escape(header),
+            justify="right" if index in table.numeric else "left",
+            key=index in table.key,
+            drop=table.drop.get(index),
+        )
+    for position, row in enumerate(table.rows):
+        if position in table.breaks:
+            rich.add_section()
+        rich.add_row(*(cell(index, text) for index, text in enumerate(row)))
+    return rich
 
 
 def _header_width(header: Any) -> int:

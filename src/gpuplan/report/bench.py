@@ -12,11 +12,12 @@ from gpuplan.report.common import generated_line
 from gpuplan.report.document import Chart, Paragraph, Report, Section, Table
 
 
-def _format(value: float | None, unit: str) -> str:
+def format_figure(value: float | None, unit: str) -> str:
+    """A measured, spec or reference value in its unit (``989 TFLOP/s``, ``3.35 TB/s``)."""
     from gpuplan.units import format_bandwidth, format_bytes, format_flops
 
     if value is None:
-        return "-"
+        return "—"
     formatters: dict[str, Callable[[float], str]] = {
         "FLOP/s": format_flops,
         "bytes/s": format_bandwidth,
@@ -25,6 +26,38 @@ def _format(value: float | None, unit: str) -> str:
         "tokens/s": lambda number: f"{number:,.0f} tok/s",
     }
     return formatters.get(unit, lambda number: f"{number:g}")(value)
+
+
+def format_ratio(value: float | None) -> str:
+    """A share of the spec or the reference, ``93.1%``."""
+    return "—" if value is None else f"{value:.1%}"
+
+
+def figures_table(run: Mapping[str, Any], lang: str) -> Table:
+    """Each figure: measured, the spec sheet's value and the share of it, the reference and the
+    share of it, and the verdict. At 80 columns the reference's share goes first, then the
+    reference."""
+    rows = [
+        [
+            figure["label"],
+            format_figure(figure.get("measured"), figure["unit"]),
+            format_figure(figure.get("spec"), figure["unit"]),
+            format_ratio(figure.get("spec_ratio")),
+            format_figure(figure.get("reference"), figure["unit"]),
+            format_ratio(figure.get("reference_ratio")),
+            figure["verdict"],
+        ]
+        for figure in run.get("figures", [])
+    ]
+    columns = ("figure", "measured", "spec", "ratio", "reference", "ratio_reference", "verdict")
+    headers = [translate(f"bench.col.{column}", lang) for column in columns]
+    return Table(
+        headers,
+        rows,
+        frozenset({1, 2, 3, 4, 5}),
+        key=frozenset({1, 6}),
+        drop={4: 2, 5: 1},
+    )
 
 
 def measurements_section(run: Mapping[str, Any], lang: str) -> Section:
@@ -44,22 +77,7 @@ def measurements_section(run: Mapping[str, Any], lang: str) -> Section:
             value_format=lambda value: f"{value:.0f}%",
         )
         blocks.append(Chart(svg, translate("report.measurements", lang)))
-    rows = [
-        [
-            figure["label"],
-            _format(figure.get("measured"), figure["unit"]),
-            _format(figure.get("spec"), figure["unit"]),
-            _format(figure.get("reference"), figure["unit"]),
-            figure["verdict"],
-        ]
-        for figure in figures
-    ]
-    headers = [
-        translate(key, lang)
-        for key in ("col.measurement", "col.measured", "col.source", "col.reference", "col.verdict")
-    ]
-    headers[2] = "spec"
-    blocks.append(Table(headers, rows, frozenset({1, 2, 3})))
+    blocks.append(figures_table(run, lang))
     blocks += [
         Paragraph(f"{figure['verdict']} {figure['label']}: {figure.get('reason', '')}")
         for figure in figures

@@ -20,6 +20,24 @@ MEMORY_TOTALS = (
 )
 
 
+def memory_table(result: Mapping[str, Any], lang: str, title: str = "") -> Table:
+    """Each memory part per GPU, then the allocated, reserved and peak totals and the capacity,
+    in GiB (2^30 bytes) and GB (1e9 bytes)."""
+    memory = result["memory"]
+    rows = [
+        [translate(f"part.{name}", lang), f"{value / 2**30:.2f}", f"{value / 1e9:.2f}"]
+        for name, value in memory["parts"].items()
+    ]
+    totals = len(rows)
+    rows += [
+        [translate(key, lang), f"{memory[field] / 2**30:.2f}", f"{memory[field] / 1e9:.2f}"]
+        for key, field in MEMORY_TOTALS
+    ]
+    headers = [translate("col.part", lang), "GiB", "GB"]
+    numbers = frozenset({1, 2})
+    return Table(headers, rows, numbers, key=numbers, breaks=frozenset({totals}), title=title)
+
+
 def memory_section(result: Mapping[str, Any], lang: str) -> Section:
     """Stacked bar of the memory parts against the usable capacity, and the same as a table."""
     memory = result["memory"]
@@ -43,15 +61,6 @@ def memory_section(result: Mapping[str, Any], lang: str) -> Section:
         limit_label=translate("chart.usable", lang, value=f"{usable / 2**30:.1f}"),
         value_format=lambda value: f"{value:.2f} GiB",
     )
-    rows = [
-        [translate(f"part.{name}", lang), f"{value / 2**30:.2f}", f"{value / 1e9:.2f}"]
-        for name, value in memory["parts"].items()
-    ]
-    rows += [
-        [translate(key, lang), f"{memory[field] / 2**30:.2f}", f"{memory[field] / 1e9:.2f}"]
-        for key, field in MEMORY_TOTALS
-    ]
-    headers = [translate("col.part", lang), "GiB", "GB"]
     fits_key = "memory.fits" if memory["fits"] else "memory.does_not_fit"
     verdict = translate(
         fits_key,
@@ -66,31 +75,48 @@ def memory_section(result: Mapping[str, Any], lang: str) -> Section:
         [
             Paragraph(verdict),
             Chart(svg, translate("report.memory_caption", lang)),
-            Table(headers, rows, frozenset({1, 2})),
+            memory_table(result, lang),
         ],
         anchor="memory",
     )
+
+
+def step_parts(result: Mapping[str, Any], lang: str) -> list[tuple[str, float]]:
+    """The step-time parts worth showing (over 0.05 % of the step), named in ``lang``."""
+    throughput = result["throughput"]
+    step = throughput["step_seconds"]
+    return [
+        (translate(f"step.{name}", lang), seconds)
+        for name, seconds in throughput["breakdown"].items()
+        if seconds > 0.0005 * step
+    ]
+
+
+def step_table(result: Mapping[str, Any], lang: str, title: str = "") -> Table:
+    """Each step-time part in seconds and as a share of the step."""
+    step = result["throughput"]["step_seconds"]
+    rows = [
+        [label, f"{seconds:.3f}", format_share(seconds / step, 1)]
+        for label, seconds in step_parts(result, lang)
+    ]
+    headers = [
+        translate("col.part", lang),
+        translate("col.seconds", lang),
+        translate("col.share", lang),
+    ]
+    numbers = frozenset({1, 2})
+    return Table(headers, rows, numbers, key=numbers, title=title)
 
 
 def step_section(result: Mapping[str, Any], lang: str) -> Section:
     """Horizontal bars of the step-time parts and the throughput line."""
     throughput = result["throughput"]
     step = throughput["step_seconds"]
-    items = [
-        (translate(f"step.{name}", lang), seconds)
-        for name, seconds in throughput["breakdown"].items()
-        if seconds > 0.0005 * step
-    ]
+    items = step_parts(result, lang)
     title = translate("step.title", lang, seconds=f"{step:.3f}")
     svg = charts.horizontal_bars(
         title, items, translate("axis.seconds", lang), value_format=lambda value: f"{value:.3f} s"
     )
-    rows = [[label, f"{seconds:.3f}", format_share(seconds / step, 1)] for label, seconds in items]
-    headers = [
-        translate("col.part", lang),
-        translate("col.seconds", lang),
-        translate("col.share", lang),
-    ]
     line = translate(
         "speed.throughput",
         lang,
@@ -107,7 +133,7 @@ def step_section(result: Mapping[str, Any], lang: str) -> Section:
             Paragraph(line),
             Paragraph(interval_line(result.get("interval"), lang)),
             Chart(svg, translate("report.step_caption", lang)),
-            Table(headers, rows, frozenset({1, 2})),
+            step_table(result, lang),
         ],
         anchor="step-time",
     )

@@ -77,8 +77,15 @@ def billing_section(quote: Mapping[str, Any], lang: str) -> Section:
     return Section(translate("report.billing", lang), blocks, anchor="billing")
 
 
-def lines_section(quote: Mapping[str, Any], lang: str) -> Section:
-    """Every charge with its source date; fee items that cost nothing are left out."""
+def _unit(unit: str, quantity: Any) -> str:
+    """A quantity's unit in the singular for one: ``1 block``, ``2 blocks``."""
+    return unit[:-1] if unit.endswith("s") and float(quantity) == 1 else unit
+
+
+def quote_lines_table(quote: Mapping[str, Any], lang: str) -> Table:
+    """Every charge (kind, item, quantity, amount, the date its price was observed), fee items
+    that cost nothing left out, then the total. At 80 columns the observed date goes first,
+    then the kind."""
     currency = quote["currency"]
     rows = []
     for line in quote["lines"]:
@@ -88,7 +95,7 @@ def lines_section(quote: Mapping[str, Any], lang: str) -> Section:
         if line["kind"] == "compute" and line.get("unit") != "blocks":
             quantity_text = translate("quote.billed", lang, duration=_duration(float(quantity)))
         elif quantity is not None:
-            quantity_text = f"{float(quantity):,.4g} {line.get('unit', '')}"
+            quantity_text = f"{float(quantity):,.4g} {_unit(line.get('unit', ''), quantity)}"
         else:
             quantity_text = ""
         rows.append(
@@ -102,6 +109,7 @@ def lines_section(quote: Mapping[str, Any], lang: str) -> Section:
                 str(line.get("observed", "")),
             ]
         )
+    total = len(rows)
     rows.append(
         ["", translate("word.total", lang), "", format_money(quote["total"], currency, lang), ""]
     )
@@ -109,6 +117,19 @@ def lines_section(quote: Mapping[str, Any], lang: str) -> Section:
         translate(key, lang)
         for key in ("col.kind", "col.item", "col.quantity", "col.amount", "col.observed")
     ]
+    return Table(
+        headers,
+        rows,
+        frozenset({2, 3}),
+        key=frozenset({3, 4}),
+        drop={0: 1, 4: 2},
+        breaks=frozenset({total}),
+    )
+
+
+def lines_section(quote: Mapping[str, Any], lang: str) -> Section:
+    """Every charge with its source date (:func:`quote_lines_table`) and the fees' share."""
+    currency = quote["currency"]
     summary = translate(
         "quote.fees_line",
         lang,
@@ -123,7 +144,7 @@ def lines_section(quote: Mapping[str, Any], lang: str) -> Section:
         )
     return Section(
         translate("report.quote_lines", lang),
-        [Table(headers, rows, frozenset({2, 3})), Paragraph(summary)],
+        [quote_lines_table(quote, lang), Paragraph(summary)],
         anchor="lines",
     )
 

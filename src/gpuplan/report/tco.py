@@ -40,6 +40,26 @@ def break_even_point(result: Mapping[str, Any]) -> tuple[float, float] | None:
     return None
 
 
+def tco_table(result: Mapping[str, Any], lang: str, title: str = "") -> Table:
+    """Year by year: what buying and renting have cost so far, and buying minus renting; whole
+    units from 100 up, yuan in 万 to two decimals in Chinese."""
+    currency = result["currency"]
+    in_wan = lang == "zh" and currency == "CNY"
+    rows = [
+        [str(row["year"])]
+        + [
+            format_money(row[key], currency, lang, 2 if in_wan else None, compact=in_wan)
+            for key in ("buy_cumulative", "rent_cumulative", "buy_minus_rent")
+        ]
+        for row in result["table"]
+    ]
+    headers = [
+        translate(key, lang) for key in ("col.year", "col.buy", "col.rent", "col.buy_minus_rent")
+    ]
+    numbers = frozenset({0, 1, 2, 3})
+    return Table(headers, rows, numbers, key=numbers, title=title)
+
+
 def tco_section(result: Mapping[str, Any], lang: str, note: str | None = None) -> Section:
     """Cumulative buy and rent lines, the yearly table and the break-even sentence."""
     currency = result["currency"]
@@ -57,18 +77,6 @@ def tco_section(result: Mapping[str, Any], lang: str, note: str | None = None) -
         translate("axis.cumulative", lang, currency=currency),
         marker=marker,
     )
-    rows = [
-        [
-            str(row["year"]),
-            format_money(row["buy_cumulative"], currency, lang, compact=lang == "zh"),
-            format_money(row["rent_cumulative"], currency, lang, compact=lang == "zh"),
-            format_money(row["buy_minus_rent"], currency, lang, compact=lang == "zh"),
-        ]
-        for row in result["table"]
-    ]
-    headers = [
-        translate(key, lang) for key in ("col.year", "col.buy", "col.rent", "col.buy_minus_rent")
-    ]
     month = result.get("break_even_month")
     sentences = [
         translate("report.break_even", lang, month=month)
@@ -86,7 +94,7 @@ def tco_section(result: Mapping[str, Any], lang: str, note: str | None = None) -
         blocks.append(Paragraph(note))
     blocks += [
         Chart(svg, translate("report.tco_caption", lang)),
-        Table(headers, rows, frozenset({1, 2, 3})),
+        tco_table(result, lang),
         Paragraph(" ".join(sentences)),
     ]
     return Section(translate("report.tco", lang), blocks, anchor="tco")
