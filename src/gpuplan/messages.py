@@ -813,6 +813,198 @@ ENGLISH: dict[str, str] = dict(
             "{instances} instances: the offer lists no network between instances "
             "(--allow-unlisted-network models one on their public Ethernet)",
         ),
+        # input errors: usage files and bill audits (pricing/audit.py)
+        message(
+            "error.usage_time",
+            "{path}: row {row}: {column}: {value} is not an ISO 8601 time (2026-11-02T08:00:00Z)",
+        ),
+        message("error.usage_number", "{path}: row {row}: {column}: {value} is not a number"),
+        message(
+            "error.usage_range",
+            "{path}: row {row}: {column}: {value} must be a number from 0 to {high}",
+        ),
+        message("error.usage_columns", "{path}: missing column(s) {missing} (expected {accepted})"),
+        message(
+            "error.usage_extra_fields", "{path}: row {row}: more fields than the header has columns"
+        ),
+        message("error.usage_instance", "{path}: row {row}: instance: empty"),
+        message("error.usage_order", "{path}: row {row}: stop {stop} is not after start {start}"),
+        message(
+            "error.usage_gpus",
+            "{path}: row {row}: gpus: {value} is not a whole number from 1 to {high}",
+        ),
+        message("error.usage_empty", "{path}: no usage rows"),
+        message(
+            "error.usage_instances",
+            "row {row}: {gpus} GPUs is not a whole number of {instance_gpus}-GPU instances of {offer}",
+        ),
+        message(
+            "error.audit_no_metered",
+            "offer {offer} has no pay-as-you-go plan to audit against; pass --plan",
+        ),
+        message(
+            "error.audit_package",
+            "plan {plan} is a package; audits recompute pay-as-you-go or spot runs",
+        ),
+        # input errors: catalog files and their schemas (catalog/)
+        message(
+            "error.column_unknown",
+            "{origin}: column {column}: unknown column; accepted: {accepted}",
+        ),
+        message(
+            "error.column_unknown_hint",
+            "{origin}: column {column}: unknown column (did you mean {close}?); accepted: {accepted}",
+        ),
+        message(
+            "error.column_missing", "{origin}: missing column {column}; the header needs {accepted}"
+        ),
+        message("error.schema_name", "schema {name}: not one of {accepted}"),
+        message("error.schema_key", "{where}: key {key}: expected {expected}"),
+        message("error.schema_missing", "{where}: missing key {key}"),
+        message("error.schema_missing_wanted", "{where}: missing key {key} ({wanted})"),
+        message(
+            "error.not_one_of_hint",
+            "{field}: {value} is not one of {accepted} (did you mean {close}?)",
+        ),
+        message("error.schema_type", "{where}: expected {expected}, got {value}"),
+        message(
+            "error.schema_date",
+            '{where}: expected {expected}, got {value} (write dates as strings: "2026-11-30")',
+        ),
+        # input errors: imported catalog CSV files (pricing/csv_import.py, quotes_csv.py, gpuhunt.py)
+        message("error.csv_cell", "{path}: row {row}, column {column}: {error}"),
+        message("error.cell_number", "{value} is not a number"),
+        message("error.cell_finite", "{value} is not a finite number"),
+        message("error.cell_true_false", "{value} is not True or False"),
+        message("error.cell_gpu_count", "{value} is not a whole number of GPUs"),
+        message(
+            "error.csv_extra_cells", "{path}: row {row}: more cells than the header has columns"
+        ),
+        message(
+            "error.csv_missing_columns",
+            "{path}: missing column(s) {missing} (the header has {header})",
+        ),
+        message("error.csv_no_header", "{path}: missing column(s) {missing} (the header has none)"),
+        message("error.cell_missing", "missing; accepted: {accepted}"),
+        message("error.cell_not_one_of", "{value} is not one of {accepted}"),
+        message(
+            "error.cell_observed_missing",
+            "missing; give the day of the quote (YYYY-MM-DD) or --observed",
+        ),
+        message("error.cell_future", "{value} is in the future"),
+        message("error.cell_price_missing", "missing: give a positive price"),
+        message("error.cell_price", "{value}: give a positive price"),
+        message("error.cell_reserved_term", "a reserved plan needs its term (1y, 3y)"),
+        message("error.cell_spot_only", "only a spot plan has one, not {mode}"),
+        message("error.cell_non_negative", "must be a number >= 0"),
+        message("error.cell_interruptions_source", "say where the interruption rate comes from"),
+        message("error.cell_gpus", "{value} is not a whole number of GPUs >= 1"),
+        message(
+            "error.cell_gpu_missing",
+            "missing; give a catalog GPU id or alias (`gpuplan gpus` lists them)",
+        ),
+        message("error.cell_provider_missing", "missing; give the provider's name or --provider"),
+        message(
+            "error.cell_currency",
+            "{currency} differs from {first} of {provider} in row {first_row}; one provider's quotes share a currency",
+        ),
+        message(
+            "error.cell_offer_differs",
+            "{value} differs from {first} given for offer {offer} in row {first_row}",
+        ),
+        message(
+            "error.cell_plan_twice",
+            "offer {offer} already has a plan {plan} (row {first_row}); give the rows different ids or a name column",
+        ),
+        # input errors: offers import (pricing/offers_import.py)
+        message("error.import_read", "cannot read {path}: {reason}"),
+        message(
+            "error.import_format",
+            "{path}: the header is no catalog format gpuplan reads; {needs} (or give --format)",
+        ),
+        message(
+            "error.import_output",
+            "--output: the file holds {count} providers ({providers}); leave --output out to write one file each",
+        ),
+        # input errors: model families (workload/families/)
+        message(
+            "error.config_moe_width",
+            "model.moe_intermediate_size: missing for a mixture-of-experts model",
+        ),
+        message(
+            "error.config_experts_per_token",
+            "model.num_experts_per_tok: must be between 1 and num_experts ({experts}), got {value}",
+        ),
+        message(
+            "error.config_positions", "model.max_position_embeddings: needed for learned positions"
+        ),
+        message(
+            "error.config_layer_types", "model.layer_types: expected a list of {layers} layer types"
+        ),
+        message(
+            "error.config_no_vision",
+            "model.vision_config: gpuplan counts no vision tower for {family}; give the text model's config (its text_config) alone",
+        ),
+        message(
+            "error.config_vision_table", "model.vision_config: expected a table of config.json keys"
+        ),
+        message(
+            "error.config_heads",
+            "model.num_attention_heads: {heads} heads do not divide hidden_size {hidden}; give head_dim",
+        ),
+        message(
+            "error.config_kv_heads",
+            "model.num_key_value_heads: {kv_heads} does not divide num_attention_heads {heads}",
+        ),
+        message(
+            "error.config_too_large",
+            "model: {params} parameters, more than {most} (check num_hidden_layers, hidden_size, intermediate_size and the expert sizes)",
+        ),
+        message(
+            "error.config_moe_layers",
+            "model.moe_layers: {value} is not every interleave_moe_layer_step-th layer ({step}: layers {first}, {second}, ...), the only routing gpuplan models; leave moe_layers out",
+        ),
+        message("error.config_family", "model_type: unknown family {value}; accepted: {accepted}"),
+        message("error.config_mapping", "model: expected a mapping of config.json keys"),
+        # input errors: reading files (limits.py)
+        message("error.file_read", "cannot read {file} {name}: {reason}"),
+        message("error.file_size", "{file} {name} is larger than {limit} MiB"),
+        message(
+            "error.file_utf8", "{file} {name} is not UTF-8 text (byte {byte}); save it as UTF-8"
+        ),
+        message("file_kind.scenario", "scenario file"),
+        message("file_kind.model_config", "model config file"),
+        message("file_kind.offers", "offers file"),
+        message("file_kind.rates", "rates file"),
+        message("file_kind.tco", "TCO file"),
+        message("file_kind.usage", "usage file"),
+        message("file_kind.quotes", "quotes CSV file"),
+        message("file_kind.gpuhunt", "gpuhunt catalog file"),
+        message("file_kind.skypilot", "SkyPilot catalog file"),
+        message("error.json_syntax", "{origin}: not valid JSON (line {line}, column {column})"),
+        message("error.json_constant", "{origin}: {name} is not a number JSON allows"),
+        message("error.nesting", "{origin}: nested deeper than {most} levels"),
+        message(
+            "error.yaml_aliases",
+            "{origin}: its aliases expand to more than {most} values (or refer to themselves); write the values out instead",
+        ),
+        message("error.yaml_syntax", "{origin}: not valid YAML"),
+        message("error.yaml_syntax_line", "{origin}: not valid YAML (line {line})"),
+        message("error.toml_syntax", "{origin}: malformed TOML: {reason}"),
+        message("error.toml_nesting", "{origin}: nested deeper than TOML readers allow"),
+        # input errors: the benchmark store and written files (store.py, writing.py)
+        message("error.store_empty", "no benchmark runs are stored yet ({path} does not exist)"),
+        message("error.store_open", "{variable}: cannot open the database {path}: {reason}"),
+        message("error.store_unusable", "{variable}: the database {path} cannot be used: {reason}"),
+        message("error.store_no_run_update", "run id: no stored benchmark run {run} to update"),
+        message(
+            "error.store_no_run", "run id: no stored benchmark run {run} (`gpuplan bench history`)"
+        ),
+        message("error.write_symlink", "{path} is a symbolic link; give the real path"),
+        message("error.write_directory", "{path} is a directory; give a file name"),
+        message("error.write_exists", "{path} already exists; pass --force to replace it"),
+        message("error.write_no_directory", "cannot write {path}: no such directory {directory}"),
+        message("error.write_failed", "cannot write {path}: {reason}"),
         message("cli.warning", "warning:"),
         # bench tables
         message("bench.col.figure", "figure"),
