@@ -1005,6 +1005,168 @@ ENGLISH: dict[str, str] = dict(
         message("error.write_exists", "{path} already exists; pass --force to replace it"),
         message("error.write_no_directory", "cannot write {path}: no such directory {directory}"),
         message("error.write_failed", "cannot write {path}: {reason}"),
+        # input errors: bench tool output, thresholds, profiles (bench/)
+        message("error.tool_smi_xml", "nvidia-smi -q -x: not valid XML ({reason})"),
+        message(
+            "error.tool_smi_root", "nvidia-smi -q -x: the root element is not <nvidia_smi_log>"
+        ),
+        message("error.tool_smi_empty", "nvidia-smi --query-gpu: empty output"),
+        message(
+            "error.tool_smi_row",
+            "nvidia-smi --query-gpu: a row has {fields} fields, the header {header}",
+        ),
+        message("error.tool_fio_json", "fio: output is not JSON ({reason})"),
+        message("error.tool_fio_jobs", "fio: the JSON has no jobs"),
+        message("error.tool_nccl_rows", "nccl-tests: no result rows found"),
+        message(
+            "error.profile_no_figures",
+            "run id: run {run} has no measured figures to calibrate with",
+        ),
+        message(
+            "error.threshold_form",
+            "--threshold {text}: expected CATEGORY=PASS:WARN, CATEGORY in {accepted}",
+        ),
+        message("error.threshold_numbers", "--threshold {text}: PASS and WARN must be numbers"),
+        message(
+            "error.threshold_negative", "--threshold {text}: PASS and WARN must be non-negative"
+        ),
+        message("error.bench_part", "--only/--skip: unknown part {part}; parts: {accepted}"),
+        message("error.bench_device", "--device: expected cuda or cpu, got {value}"),
+        message("error.bench_storage_dir", "--storage-dir: {path} is not a directory"),
+        message("error.bench_nodes", "--nodes/--gpus-per-node: must be at least 1"),
+        message(
+            "error.bench_no_cuda",
+            "--device: no CUDA GPU is visible to PyTorch (torch {torch}); run with --device cpu to test the pipeline",
+        ),
+        # input errors: result names, quote durations
+        message("error.result_name", "result {name}: not one of {accepted}"),
+        message("error.negative_duration", "{field} must not be negative, got {value}"),
+        # input errors: command lines (cli/)
+        message(
+            "error.plan_model_missing",
+            "model: give --model, a scenario file, or --preset ({presets})",
+        ),
+        message("error.import_output_input", "--output must not be the input file"),
+        message(
+            "error.quote_duration_missing", "give --duration, or --tokens with --tokens-per-second"
+        ),
+        message(
+            "error.quote_scenario_gpu",
+            "scenario: hardware.gpu {gpu} differs from the offer's GPU {offer_gpu}",
+        ),
+        message(
+            "error.quote_scenario_tokens",
+            "scenario: tokens missing; the duration to quote comes from tokens / throughput",
+        ),
+        message("error.report_format", "--format: expected table or md, got {value}"),
+        message(
+            "error.serve_remote",
+            "--host {host}: serves gpuplan to the network with no login; add --allow-remote to mean it, or keep the default 127.0.0.1",
+        ),
+        message(
+            "error.strategy_part", "strategy: {part}: expected KEY=VALUE with KEY one of {accepted}"
+        ),
+        # input errors: learning-rate schedules (estimate/schedule.py), bench networks
+        message(
+            "error.training_warmup",
+            "training.warmup_steps: expected a whole number from 0 to 1,000,000,000, got {value}",
+        ),
+        message(
+            "error.training_min_rate",
+            "training.min_learning_rate: {minimum} is above the peak learning rate {peak}",
+        ),
+        message(
+            "error.bench_network", "--network: {value} is neither a rate nor one of {accepted}"
+        ),
+        # input errors: exports (export/)
+        message(
+            "error.export_deepspeed_offload",
+            "strategy.offload: DeepSpeed offloads only under ZeRO stage 1 or more",
+        ),
+        message(
+            "error.export_param_offload",
+            "strategy.offload: parameter offload needs ZeRO stage 3, got zero={zero}",
+        ),
+        message("error.export_plan", "plan: expected a plan dict with gpu, count and strategy"),
+        message(
+            "error.export_layout_count",
+            "plan.strategy: dp*tp*pp*cp = {layout} must equal the GPU count {count}",
+        ),
+        message("error.export_nodes", "plan.nodes: {nodes} nodes cannot hold {count} GPUs evenly"),
+        message(
+            "error.export_batch",
+            "global_batch: {global_batch} sequences is not a multiple of micro_batch*dp = {samples}",
+        ),
+        message(
+            "error.export_tokens",
+            "tokens: the scenario gives no token budget; exports derive the step count from tokens / (global_batch * seq_len)",
+        ),
+        message(
+            "error.export_full_only",
+            "method: {target} export covers full training only, got {method}; use {alternatives}",
+        ),
+        message(
+            "error.export_data_parallel_only",
+            "strategy: {target} shards over data parallelism only, got {split}; use the {alternatives} export",
+        ),
+        message("export_target.deepspeed", "a DeepSpeed config"),
+        message("export_target.accelerate", "an Accelerate FSDP config"),
+        message("export_alternatives.peft", "the accelerate or deepspeed export with PEFT"),
+        message("export_alternatives.megatron_torchtitan", "megatron or torchtitan"),
+        message("export_alternatives.torchtitan_megatron", "torchtitan or megatron"),
+        message(
+            "error.export_megatron_fsdp_pp",
+            "strategy.zero: Megatron-FSDP (ZeRO-3) does not combine with pipeline parallelism; use the torchtitan export (FSDP with pipelining) or zero 1",
+        ),
+        message(
+            "error.export_megatron_offload",
+            "strategy.offload: Megatron-LM cannot offload parameters; use the deepspeed export (ZeRO-3 offload_param) or the accelerate export",
+        ),
+        message(
+            "error.export_skypilot_gpu",
+            "gpu: SkyPilot has no accelerator name for {gpu}; accepted: {accepted}; use the megatron or torchtitan export",
+        ),
+        message(
+            "error.export_torchtitan_fp16",
+            "precision: torchtitan trains in bf16 or fp32, not fp16; use the megatron, deepspeed or accelerate export",
+        ),
+        message("error.export_ep_dense", "strategy.ep: {ep} needs a mixture-of-experts model"),
+        # input errors: estimates, GPUs, billing mixes, spot runs, TCO, search limits
+        message(
+            "error.profile_no_gpu",
+            "profile: bench run {run} measured no catalog GPU; it cannot calibrate a GPU",
+        ),
+        message(
+            "error.estimate_no_gpu",
+            "hardware.gpu: estimate needs a GPU (e.g. h100-sxm-80gb); `gpuplan gpus` lists them",
+        ),
+        message(
+            "error.gpu_no_peak", "{gpu} has no dense {dtype} peak in the catalog; known: {known}"
+        ),
+        message("error.gpu_speed_gap", "{gpu}: speed not predicted. {gap}"),
+        message(
+            "error.gpu_no_bandwidth",
+            "{gpu} has no sourced memory bandwidth in the catalog; the speed model needs one",
+        ),
+        message(
+            "error.billing_no_plan",
+            "the offer has no pay-as-you-go, package or reserved plan to quote",
+        ),
+        message(
+            "error.billing_states",
+            "too many package combinations to search ({states} steps of {step} s); quote a shorter duration or remove very short packages",
+        ),
+        message(
+            "error.billing_uncovered", "no combination of the offer's plans covers the duration"
+        ),
+        message("error.spot_rate", "interruption rate must be a non-negative number per hour"),
+        message("error.spot_restart", "restart overhead must be a non-negative duration"),
+        message("error.spot_stretch", "a spot run cannot be shorter than the uninterrupted one"),
+        message("error.tco_quote_engine", "renting offer {offer} needs the quote engine"),
+        message(
+            "error.layout_limit",
+            "max_layouts: the search tries more than {most} layouts, the limit of one request here; narrow it (gpus, max_gpus, or a strategy that fixes tp, pp or ep)",
+        ),
         message("cli.warning", "warning:"),
         # bench tables
         message("bench.col.figure", "figure"),

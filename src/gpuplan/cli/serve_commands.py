@@ -51,10 +51,7 @@ def serve(
         os.environ.setdefault(variable, "1")
     loopback = host in ("127.0.0.1", "localhost", "::1")
     if not loopback and not allow_remote:
-        raise InputError(
-            f"--host {host}: serves gpuplan to the network with no login; "
-            "add --allow-remote to mean it, or keep the default 127.0.0.1"
-        )
+        raise InputError.of("error.serve_remote", host=host)
     if not loopback:
         hosts = "" if host in ("0.0.0.0", "::") else f"{host},127.0.0.1,localhost"
         os.environ["GPUPLAN_SERVE_HOSTS"] = hosts

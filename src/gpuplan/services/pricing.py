@@ -31,7 +31,7 @@ def quote_seconds(duration: str, field: str) -> float:
     from gpuplan.units import parse_duration
 
     if duration.strip().startswith("-"):
-        raise InputError(f"{field} must not be negative, got {duration!r}")
+        raise InputError.of("error.negative_duration", field=field, value=repr(duration))
     return parse_duration(duration)
 
 
