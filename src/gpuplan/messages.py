@@ -1167,6 +1167,24 @@ ENGLISH: dict[str, str] = dict(
             "error.layout_limit",
             "max_layouts: the search tries more than {most} layouts, the limit of one request here; narrow it (gpus, max_gpus, or a strategy that fixes tp, pp or ep)",
         ),
+        # input errors: missing extras, uncached models, rejected offers, amounts
+        message(
+            "error.missing_extra",
+            "{command} needs the {extra} extra ({brings}); {missing} is not installed: {install}",
+        ),
+        message("extra_brings.bench", "PyTorch and nvidia-ml-py"),
+        message("extra_brings.web", "FastAPI, uvicorn, python-multipart and Jinja2"),
+        message(
+            "error.hf_not_cached",
+            "model: {repo} is not a catalog model and its config.json is not in the local Hugging Face cache ({cache}); gpuplan reads it offline: fetch it with `hf download {repo} config.json` (huggingface_hub), or give a config.json path",
+        ),
+        message("error.offer_rejected", "{where}: {problem}; rejected"),
+        message(
+            "error.offer_rejected_more",
+            "{where}: {problem}; rejected (and {more} more: `gpuplan offers --check`)",
+        ),
+        message("unit_kind.money", "an amount of money"),
+        message("unit_forms.amount", "an amount with a currency: ¥2000, 5000 USD, $300"),
         message("cli.warning", "warning:"),
         # bench tables
         message("bench.col.figure", "figure"),

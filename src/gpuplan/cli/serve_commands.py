@@ -59,10 +59,9 @@ def serve(
     try:
         from gpuplan.web import server
     except ImportError as missing:
-        from gpuplan.extras import missing_extra_message
+        from gpuplan.extras import missing_extra_error
 
-        raise InputError(
-            missing_extra_message("gpuplan serve", "web", missing.name or "a web dependency")
-        ) from None
+        what = missing.name or "a web dependency"
+        raise missing_extra_error(InputError, "gpuplan serve", "web", what) from None
     typer.echo(f"gpuplan serving on http://{host}:{port}/ (Ctrl+C stops it)")
     server.run(host, port, workers)

@@ -23,7 +23,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from gpuplan.errors import InputError
+from gpuplan.errors import InputError, Verbatim
 from gpuplan.limits import JOB_RANGES, plain_number, read_text_file, shown
 from gpuplan.pricing.currency import ExchangeRates, default_rates
 from gpuplan.pricing.fees import FeeLine, Usage, itemize_fees
@@ -62,13 +62,13 @@ def _time(text: str, path: str | Path, row: int, column: str) -> dt.datetime:
         moment = dt.datetime.fromisoformat(text.strip())
     except ValueError:
         raise UsageFileError.of(
-            "error.usage_time", path=path, row=row, column=column, value=repr(text)
+            "error.usage_time", path=path, row=row, column=Verbatim(column), value=repr(text)
         ) from None
     return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
 
 
 def _non_negative(text: str, path: str | Path, row: int, column: str) -> Decimal:
-    where = {"path": path, "row": row, "column": column}
+    where = {"path": path, "row": row, "column": Verbatim(column)}
     try:
         value = Decimal((text or "0").strip() or "0")
     except InvalidOperation:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from gpuplan.errors import InputError
+from gpuplan.errors import InputError, Verbatim
 from gpuplan.limits import read_text_file, shown
 from gpuplan.pricing.offers import Offer
 from gpuplan.pricing.validate import Finding
@@ -52,7 +52,7 @@ class CsvRow:
     ) -> InputError:
         """``FILE: row N, column C: PROBLEM``, in the reader's language."""
         return error.of(
-            "error.csv_cell", path=self.path, row=self.line, column=column, error=problem
+            "error.csv_cell", path=self.path, row=self.line, column=Verbatim(column), error=problem
         )
 
     def text(self, column: str) -> str:
