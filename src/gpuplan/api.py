@@ -45,9 +45,7 @@ def machine_measurements(profile_id: int | None) -> MachineMeasurements | None:
 
     profile = load_profile(profile_id)
     if not profile.gpu_id:
-        raise InputError(
-            f"profile: bench run {profile_id} measured no catalog GPU; it cannot calibrate a GPU"
-        )
+        raise InputError.of("error.profile_no_gpu", run=profile_id)
     return MachineMeasurements(
         gpu_id=profile.gpu_id,
         matmul_ceiling=dict(profile.matmul_efficiency),
@@ -179,9 +177,7 @@ def _resolved_layout(
     is an error."""
     parsed = scenario if isinstance(scenario, Scenario) else parse_scenario(scenario)
     if parsed.cluster is None:
-        raise InputError(
-            "hardware.gpu: estimate needs a GPU (e.g. h100-sxm-80gb); `gpuplan gpus` lists them"
-        )
+        raise InputError.of("error.estimate_no_gpu")
     cluster = parsed.cluster
     if parsed.batch_rule != "scenario":
         parsed = replace(parsed, job=batch_for_layout(parsed, cluster))

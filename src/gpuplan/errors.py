@@ -35,10 +35,18 @@ class InputError(ValueError):
         return translate(self.key, lang, **values)
 
 
+class Verbatim(str):
+    """A message value shown as it is in every language: a name from the input (a CSV column
+    such as ``price``) that happens to be the English of a message."""
+
+
 def _in_language(value: object, lang: str) -> object:
-    """A message value in ``lang``: an error's own text, a message's English translated."""
+    """A message value in ``lang``: an error's own text, a message's English translated
+    (a :class:`Verbatim` value as it is)."""
     from gpuplan.i18n import translate_text
 
     if isinstance(value, InputError):
         return value.text(lang)
+    if isinstance(value, Verbatim):
+        return str(value)
     return translate_text(value, lang) if isinstance(value, str) else value

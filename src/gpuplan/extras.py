@@ -16,7 +16,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import unquote, urlparse
+
+from gpuplan.errors import InputError
+
+E = TypeVar("E", bound=InputError)
 
 EXTRAS = {
     "bench": "PyTorch and nvidia-ml-py",
@@ -78,10 +83,19 @@ def install_hint(extra: str) -> str:
     return f"pip install 'gpuplan[{extra}]'"
 
 
-def missing_extra_message(command: str, extra: str, missing: str) -> str:
-    """One line: ``command`` needs ``extra`` (what it brings), ``missing`` is absent, and the
-    pip command that installs it."""
-    return (
-        f"{command} needs the {extra} extra ({EXTRAS[extra]}); {missing} is not installed: "
-        f"{install_hint(extra)}"
+def missing_extra_error(error: type[E], command: str, extra: str, missing: str) -> E:
+    """``error``, one line: ``command`` needs ``extra`` (what it brings), ``missing`` is
+    absent, and the pip command that installs it."""
+    return error.of(
+        "error.missing_extra",
+        command=command,
+        extra=extra,
+        brings=EXTRAS[extra],
+        missing=missing,
+        install=install_hint(extra),
     )
+
+
+def missing_extra_message(command: str, extra: str, missing: str) -> str:
+    """The English of :func:`missing_extra_error`."""
+    return str(missing_extra_error(InputError, command, extra, missing))

@@ -143,41 +143,45 @@ def in_range(
 def read_text_file(path: str | Path, what: str, error: type[InputError] = InputError) -> str:
     """The file's text; ``error("cannot read WHAT file 'PATH': REASON")`` when it is missing,
     unreadable, larger than ``MAX_FILE_BYTES`` or not UTF-8."""
-    name = shown(str(path))
+    where = {"file": f"{what} file", "name": shown(str(path))}
     try:
         with open(path, "rb") as stream:
             content = stream.read(MAX_FILE_BYTES + 1)
     except OSError as failure:
         reason = failure.strerror or type(failure).__name__
-        raise error(f"cannot read {what} file {name}: {reason}") from None
+        raise error.of("error.file_read", **where, reason=reason) from None
     except ValueError as failure:
-        raise error(f"cannot read {what} file {name}: {failure}") from None
+        raise error.of("error.file_read", **where, reason=str(failure)) from None
     if len(content) > MAX_FILE_BYTES:
-        raise error(f"{what} file {name} is larger than {MAX_FILE_BYTES // 2**20} MiB")
+        raise error.of("error.file_size", **where, limit=MAX_FILE_BYTES // 2**20)
     try:
         return content.decode("utf-8")
     except UnicodeDecodeError as failure:
-        raise error(
-            f"{what} file {name} is not UTF-8 text (byte {failure.start}); save it as UTF-8"
-        ) from None
+        raise error.of("error.file_utf8", **where, byte=failure.start) from None
+
+
+class _RefusedConstant(ValueError):
+    """``NaN``, ``Infinity`` or ``-Infinity`` in a JSON text; the argument is the constant."""
 
 
 def parse_json(text: str, origin: str, error: type[InputError] = InputError) -> Any:
     """JSON data; ``NaN``, ``Infinity`` and nesting past ``MAX_NESTING`` are errors."""
 
     def refuse_constant(name: str) -> Any:
-        raise ValueError(f"{name} is not a number JSON allows")
+        raise _RefusedConstant(name)
 
     try:
         data = json.loads(text, parse_constant=refuse_constant)
     except json.JSONDecodeError as failure:
-        raise error(
-            f"{origin}: not valid JSON (line {failure.lineno}, column {failure.colno})"
+        raise error.of(
+            "error.json_syntax", origin=origin, line=failure.lineno, column=failure.colno
         ) from None
+    except _RefusedConstant as failure:
+        raise error.of("error.json_constant", origin=origin, name=failure.args[0]) from None
     except ValueError as failure:
-        raise error(f"{origin}: {failure}") from None
+        raise error.of("error.in_field", field=origin, error=str(failure)) from None
     except RecursionError:
-        raise error(f"{origin}: nested deeper than {MAX_NESTING} levels") from None
+        raise error.of("error.nesting", origin=origin, most=MAX_NESTING) from None
     _check_nesting(data, origin, error)
     return data
 
@@ -187,7 +191,7 @@ def _check_nesting(data: Any, origin: str, error: type[InputError]) -> None:
     while pending:
         value, depth = pending.pop()
         if depth > MAX_NESTING:
-            raise error(f"{origin}: nested deeper than {MAX_NESTING} levels")
+            raise error.of("error.nesting", origin=origin, most=MAX_NESTING)
         if isinstance(value, dict):
             pending.extend((item, depth + 1) for item in value.values())
         elif isinstance(value, list):
@@ -204,7 +208,7 @@ def parse_yaml(text: str, origin: str, error: type[InputError] = InputError) -> 
         def compose_node(self, parent: Any, index: Any) -> Any:
             self.depth += 1
             if self.depth > MAX_NESTING:
-                raise error(f"{origin}: nested deeper than {MAX_NESTING} levels")
+                raise error.of("error.nesting", origin=origin, most=MAX_NESTING)
             try:
                 return super().compose_node(parent, index)
             finally:
@@ -216,15 +220,13 @@ def parse_yaml(text: str, origin: str, error: type[InputError] = InputError) -> 
         if node is None:
             return None
         if _expanded_nodes(node) > MAX_EXPANDED_NODES:
-            raise error(
-                f"{origin}: its aliases expand to more than {MAX_EXPANDED_NODES:,} values (or "
-                "refer to themselves); write the values out instead"
-            )
+            raise error.of("error.yaml_aliases", origin=origin, most=f"{MAX_EXPANDED_NODES:,}")
         return loader.construct_document(node)
     except yaml.YAMLError as failure:
         mark = getattr(failure, "problem_mark", None)
-        where = f" (line {mark.line + 1})" if mark is not None else ""
-        raise error(f"{origin}: not valid YAML{where}") from None
+        if mark is None:
+            raise error.of("error.yaml_syntax", origin=origin) from None
+        raise error.of("error.yaml_syntax_line", origin=origin, line=mark.line + 1) from None
     finally:
         loader.dispose()
 
@@ -277,9 +279,9 @@ def parse_toml(text: str, origin: str, error: type[InputError] = InputError) -> 
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as failure:
-        raise error(f"{origin}: malformed TOML: {failure}") from None
+        raise error.of("error.toml_syntax", origin=origin, reason=str(failure)) from None
     except RecursionError:
-        raise error(f"{origin}: nested deeper than TOML readers allow") from None
+        raise error.of("error.toml_nesting", origin=origin) from None
 
 
 def read_toml_file(path: str | Path, what: str, error: type[InputError]) -> dict[str, Any]:

@@ -813,6 +813,378 @@ ENGLISH: dict[str, str] = dict(
             "{instances} instances: the offer lists no network between instances "
             "(--allow-unlisted-network models one on their public Ethernet)",
         ),
+        # input errors: usage files and bill audits (pricing/audit.py)
+        message(
+            "error.usage_time",
+            "{path}: row {row}: {column}: {value} is not an ISO 8601 time (2026-11-02T08:00:00Z)",
+        ),
+        message("error.usage_number", "{path}: row {row}: {column}: {value} is not a number"),
+        message(
+            "error.usage_range",
+            "{path}: row {row}: {column}: {value} must be a number from 0 to {high}",
+        ),
+        message("error.usage_columns", "{path}: missing column(s) {missing} (expected {accepted})"),
+        message(
+            "error.usage_extra_fields", "{path}: row {row}: more fields than the header has columns"
+        ),
+        message("error.usage_instance", "{path}: row {row}: instance: empty"),
+        message("error.usage_order", "{path}: row {row}: stop {stop} is not after start {start}"),
+        message(
+            "error.usage_gpus",
+            "{path}: row {row}: gpus: {value} is not a whole number from 1 to {high}",
+        ),
+        message("error.usage_empty", "{path}: no usage rows"),
+        message(
+            "error.usage_instances",
+            "row {row}: {gpus} GPUs is not a whole number of {instance_gpus}-GPU instances of {offer}",
+        ),
+        message(
+            "error.audit_no_metered",
+            "offer {offer} has no pay-as-you-go plan to audit against; pass --plan",
+        ),
+        message(
+            "error.audit_package",
+            "plan {plan} is a package; audits recompute pay-as-you-go or spot runs",
+        ),
+        # input errors: catalog files and their schemas (catalog/)
+        message(
+            "error.column_unknown",
+            "{origin}: column {column}: unknown column; accepted: {accepted}",
+        ),
+        message(
+            "error.column_unknown_hint",
+            "{origin}: column {column}: unknown column (did you mean {close}?); accepted: {accepted}",
+        ),
+        message(
+            "error.column_missing", "{origin}: missing column {column}; the header needs {accepted}"
+        ),
+        message("error.schema_name", "schema {name}: not one of {accepted}"),
+        message("error.schema_key", "{where}: key {key}: expected {expected}"),
+        message("error.schema_missing", "{where}: missing key {key}"),
+        message("error.schema_missing_wanted", "{where}: missing key {key} ({wanted})"),
+        message(
+            "error.not_one_of_hint",
+            "{field}: {value} is not one of {accepted} (did you mean {close}?)",
+        ),
+        message("error.schema_type", "{where}: expected {expected}, got {value}"),
+        message(
+            "error.schema_date",
+            '{where}: expected {expected}, got {value} (write dates as strings: "2026-11-30")',
+        ),
+        # input errors: imported catalog CSV files (pricing/csv_import.py, quotes_csv.py, gpuhunt.py)
+        message("error.csv_cell", "{path}: row {row}, column {column}: {error}"),
+        message("error.cell_number", "{value} is not a number"),
+        message("error.cell_finite", "{value} is not a finite number"),
+        message("error.cell_true_false", "{value} is not True or False"),
+        message("error.cell_gpu_count", "{value} is not a whole number of GPUs"),
+        message(
+            "error.csv_extra_cells", "{path}: row {row}: more cells than the header has columns"
+        ),
+        message(
+            "error.csv_missing_columns",
+            "{path}: missing column(s) {missing} (the header has {header})",
+        ),
+        message("error.csv_no_header", "{path}: missing column(s) {missing} (the header has none)"),
+        message("error.cell_missing", "missing; accepted: {accepted}"),
+        message("error.cell_not_one_of", "{value} is not one of {accepted}"),
+        message(
+            "error.cell_observed_missing",
+            "missing; give the day of the quote (YYYY-MM-DD) or --observed",
+        ),
+        message("error.cell_future", "{value} is in the future"),
+        message("error.cell_price_missing", "missing: give a positive price"),
+        message("error.cell_price", "{value}: give a positive price"),
+        message("error.cell_reserved_term", "a reserved plan needs its term (1y, 3y)"),
+        message("error.cell_spot_only", "only a spot plan has one, not {mode}"),
+        message("error.cell_non_negative", "must be a number >= 0"),
+        message("error.cell_interruptions_source", "say where the interruption rate comes from"),
+        message("error.cell_gpus", "{value} is not a whole number of GPUs >= 1"),
+        message(
+            "error.cell_gpu_missing",
+            "missing; give a catalog GPU id or alias (`gpuplan gpus` lists them)",
+        ),
+        message("error.cell_provider_missing", "missing; give the provider's name or --provider"),
+        message(
+            "error.cell_currency",
+            "{currency} differs from {first} of {provider} in row {first_row}; one provider's quotes share a currency",
+        ),
+        message(
+            "error.cell_offer_differs",
+            "{value} differs from {first} given for offer {offer} in row {first_row}",
+        ),
+        message(
+            "error.cell_plan_twice",
+            "offer {offer} already has a plan {plan} (row {first_row}); give the rows different ids or a name column",
+        ),
+        # input errors: offers import (pricing/offers_import.py)
+        message("error.import_read", "cannot read {path}: {reason}"),
+        message(
+            "error.import_format",
+            "{path}: the header is no catalog format gpuplan reads; {needs} (or give --format)",
+        ),
+        message(
+            "error.import_output",
+            "--output: the file holds {count} providers ({providers}); leave --output out to write one file each",
+        ),
+        # input errors: model families (workload/families/)
+        message(
+            "error.config_moe_width",
+            "model.moe_intermediate_size: missing for a mixture-of-experts model",
+        ),
+        message(
+            "error.config_experts_per_token",
+            "model.num_experts_per_tok: must be between 1 and num_experts ({experts}), got {value}",
+        ),
+        message(
+            "error.config_positions", "model.max_position_embeddings: needed for learned positions"
+        ),
+        message(
+            "error.config_layer_types", "model.layer_types: expected a list of {layers} layer types"
+        ),
+        message(
+            "error.config_no_vision",
+            "model.vision_config: gpuplan counts no vision tower for {family}; give the text model's config (its text_config) alone",
+        ),
+        message(
+            "error.config_vision_table", "model.vision_config: expected a table of config.json keys"
+        ),
+        message(
+            "error.config_heads",
+            "model.num_attention_heads: {heads} heads do not divide hidden_size {hidden}; give head_dim",
+        ),
+        message(
+            "error.config_kv_heads",
+            "model.num_key_value_heads: {kv_heads} does not divide num_attention_heads {heads}",
+        ),
+        message(
+            "error.config_too_large",
+            "model: {params} parameters, more than {most} (check num_hidden_layers, hidden_size, intermediate_size and the expert sizes)",
+        ),
+        message(
+            "error.config_moe_layers",
+            "model.moe_layers: {value} is not every interleave_moe_layer_step-th layer ({step}: layers {first}, {second}, ...), the only routing gpuplan models; leave moe_layers out",
+        ),
+        message("error.config_family", "model_type: unknown family {value}; accepted: {accepted}"),
+        message("error.config_mapping", "model: expected a mapping of config.json keys"),
+        # input errors: reading files (limits.py)
+        message("error.file_read", "cannot read {file} {name}: {reason}"),
+        message("error.file_size", "{file} {name} is larger than {limit} MiB"),
+        message(
+            "error.file_utf8", "{file} {name} is not UTF-8 text (byte {byte}); save it as UTF-8"
+        ),
+        message("file_kind.scenario", "scenario file"),
+        message("file_kind.model_config", "model config file"),
+        message("file_kind.offers", "offers file"),
+        message("file_kind.rates", "rates file"),
+        message("file_kind.tco", "TCO file"),
+        message("file_kind.usage", "usage file"),
+        message("file_kind.quotes", "quotes CSV file"),
+        message("file_kind.gpuhunt", "gpuhunt catalog file"),
+        message("file_kind.skypilot", "SkyPilot catalog file"),
+        message("error.json_syntax", "{origin}: not valid JSON (line {line}, column {column})"),
+        message("error.json_constant", "{origin}: {name} is not a number JSON allows"),
+        message("error.nesting", "{origin}: nested deeper than {most} levels"),
+        message(
+            "error.yaml_aliases",
+            "{origin}: its aliases expand to more than {most} values (or refer to themselves); write the values out instead",
+        ),
+        message("error.yaml_syntax", "{origin}: not valid YAML"),
+        message("error.yaml_syntax_line", "{origin}: not valid YAML (line {line})"),
+        message("error.toml_syntax", "{origin}: malformed TOML: {reason}"),
+        message("error.toml_nesting", "{origin}: nested deeper than TOML readers allow"),
+        # input errors: the benchmark store and written files (store.py, writing.py)
+        message("error.store_empty", "no benchmark runs are stored yet ({path} does not exist)"),
+        message("error.store_open", "{variable}: cannot open the database {path}: {reason}"),
+        message("error.store_unusable", "{variable}: the database {path} cannot be used: {reason}"),
+        message("error.store_no_run_update", "run id: no stored benchmark run {run} to update"),
+        message(
+            "error.store_no_run", "run id: no stored benchmark run {run} (`gpuplan bench history`)"
+        ),
+        message("error.write_symlink", "{path} is a symbolic link; give the real path"),
+        message("error.write_directory", "{path} is a directory; give a file name"),
+        message("error.write_exists", "{path} already exists; pass --force to replace it"),
+        message("error.write_no_directory", "cannot write {path}: no such directory {directory}"),
+        message("error.write_failed", "cannot write {path}: {reason}"),
+        # input errors: bench tool output, thresholds, profiles (bench/)
+        message("error.tool_smi_xml", "nvidia-smi -q -x: not valid XML ({reason})"),
+        message(
+            "error.tool_smi_root", "nvidia-smi -q -x: the root element is not <nvidia_smi_log>"
+        ),
+        message("error.tool_smi_empty", "nvidia-smi --query-gpu: empty output"),
+        message(
+            "error.tool_smi_row",
+            "nvidia-smi --query-gpu: a row has {fields} fields, the header {header}",
+        ),
+        message("error.tool_fio_json", "fio: output is not JSON ({reason})"),
+        message("error.tool_fio_jobs", "fio: the JSON has no jobs"),
+        message("error.tool_nccl_rows", "nccl-tests: no result rows found"),
+        message(
+            "error.profile_no_figures",
+            "run id: run {run} has no measured figures to calibrate with",
+        ),
+        message(
+            "error.threshold_form",
+            "--threshold {text}: expected CATEGORY=PASS:WARN, CATEGORY in {accepted}",
+        ),
+        message("error.threshold_numbers", "--threshold {text}: PASS and WARN must be numbers"),
+        message(
+            "error.threshold_negative", "--threshold {text}: PASS and WARN must be non-negative"
+        ),
+        message("error.bench_part", "--only/--skip: unknown part {part}; parts: {accepted}"),
+        message("error.bench_device", "--device: expected cuda or cpu, got {value}"),
+        message("error.bench_storage_dir", "--storage-dir: {path} is not a directory"),
+        message("error.bench_nodes", "--nodes/--gpus-per-node: must be at least 1"),
+        message(
+            "error.bench_no_cuda",
+            "--device: no CUDA GPU is visible to PyTorch (torch {torch}); run with --device cpu to test the pipeline",
+        ),
+        # input errors: result names, quote durations
+        message("error.result_name", "result {name}: not one of {accepted}"),
+        message("error.negative_duration", "{field} must not be negative, got {value}"),
+        # input errors: command lines (cli/)
+        message(
+            "error.plan_model_missing",
+            "model: give --model, a scenario file, or --preset ({presets})",
+        ),
+        message("error.import_output_input", "--output must not be the input file"),
+        message(
+            "error.quote_duration_missing", "give --duration, or --tokens with --tokens-per-second"
+        ),
+        message(
+            "error.quote_scenario_gpu",
+            "scenario: hardware.gpu {gpu} differs from the offer's GPU {offer_gpu}",
+        ),
+        message(
+            "error.quote_scenario_tokens",
+            "scenario: tokens missing; the duration to quote comes from tokens / throughput",
+        ),
+        message("error.report_format", "--format: expected table or md, got {value}"),
+        message(
+            "error.serve_remote",
+            "--host {host}: serves gpuplan to the network with no login; add --allow-remote to mean it, or keep the default 127.0.0.1",
+        ),
+        message(
+            "error.strategy_part", "strategy: {part}: expected KEY=VALUE with KEY one of {accepted}"
+        ),
+        # input errors: learning-rate schedules (estimate/schedule.py), bench networks
+        message(
+            "error.training_warmup",
+            "training.warmup_steps: expected a whole number from 0 to 1,000,000,000, got {value}",
+        ),
+        message(
+            "error.training_min_rate",
+            "training.min_learning_rate: {minimum} is above the peak learning rate {peak}",
+        ),
+        message(
+            "error.bench_network", "--network: {value} is neither a rate nor one of {accepted}"
+        ),
+        # input errors: exports (export/)
+        message(
+            "error.export_deepspeed_offload",
+            "strategy.offload: DeepSpeed offloads only under ZeRO stage 1 or more",
+        ),
+        message(
+            "error.export_param_offload",
+            "strategy.offload: parameter offload needs ZeRO stage 3, got zero={zero}",
+        ),
+        message("error.export_plan", "plan: expected a plan dict with gpu, count and strategy"),
+        message(
+            "error.export_layout_count",
+            "plan.strategy: dp*tp*pp*cp = {layout} must equal the GPU count {count}",
+        ),
+        message("error.export_nodes", "plan.nodes: {nodes} nodes cannot hold {count} GPUs evenly"),
+        message(
+            "error.export_batch",
+            "global_batch: {global_batch} sequences is not a multiple of micro_batch*dp = {samples}",
+        ),
+        message(
+            "error.export_tokens",
+            "tokens: the scenario gives no token budget; exports derive the step count from tokens / (global_batch * seq_len)",
+        ),
+        message(
+            "error.export_full_only",
+            "method: {target} export covers full training only, got {method}; use {alternatives}",
+        ),
+        message(
+            "error.export_data_parallel_only",
+            "strategy: {target} shards over data parallelism only, got {split}; use the {alternatives} export",
+        ),
+        message("export_target.deepspeed", "a DeepSpeed config"),
+        message("export_target.accelerate", "an Accelerate FSDP config"),
+        message("export_alternatives.peft", "the accelerate or deepspeed export with PEFT"),
+        message("export_alternatives.megatron_torchtitan", "megatron or torchtitan"),
+        message("export_alternatives.torchtitan_megatron", "torchtitan or megatron"),
+        message(
+            "error.export_megatron_fsdp_pp",
+            "strategy.zero: Megatron-FSDP (ZeRO-3) does not combine with pipeline parallelism; use the torchtitan export (FSDP with pipelining) or zero 1",
+        ),
+        message(
+            "error.export_megatron_offload",
+            "strategy.offload: Megatron-LM cannot offload parameters; use the deepspeed export (ZeRO-3 offload_param) or the accelerate export",
+        ),
+        message(
+            "error.export_skypilot_gpu",
+            "gpu: SkyPilot has no accelerator name for {gpu}; accepted: {accepted}; use the megatron or torchtitan export",
+        ),
+        message(
+            "error.export_torchtitan_fp16",
+            "precision: torchtitan trains in bf16 or fp32, not fp16; use the megatron, deepspeed or accelerate export",
+        ),
+        message("error.export_ep_dense", "strategy.ep: {ep} needs a mixture-of-experts model"),
+        # input errors: estimates, GPUs, billing mixes, spot runs, TCO, search limits
+        message(
+            "error.profile_no_gpu",
+            "profile: bench run {run} measured no catalog GPU; it cannot calibrate a GPU",
+        ),
+        message(
+            "error.estimate_no_gpu",
+            "hardware.gpu: estimate needs a GPU (e.g. h100-sxm-80gb); `gpuplan gpus` lists them",
+        ),
+        message(
+            "error.gpu_no_peak", "{gpu} has no dense {dtype} peak in the catalog; known: {known}"
+        ),
+        message("error.gpu_speed_gap", "{gpu}: speed not predicted. {gap}"),
+        message(
+            "error.gpu_no_bandwidth",
+            "{gpu} has no sourced memory bandwidth in the catalog; the speed model needs one",
+        ),
+        message(
+            "error.billing_no_plan",
+            "the offer has no pay-as-you-go, package or reserved plan to quote",
+        ),
+        message(
+            "error.billing_states",
+            "too many package combinations to search ({states} steps of {step} s); quote a shorter duration or remove very short packages",
+        ),
+        message(
+            "error.billing_uncovered", "no combination of the offer's plans covers the duration"
+        ),
+        message("error.spot_rate", "interruption rate must be a non-negative number per hour"),
+        message("error.spot_restart", "restart overhead must be a non-negative duration"),
+        message("error.spot_stretch", "a spot run cannot be shorter than the uninterrupted one"),
+        message("error.tco_quote_engine", "renting offer {offer} needs the quote engine"),
+        message(
+            "error.layout_limit",
+            "max_layouts: the search tries more than {most} layouts, the limit of one request here; narrow it (gpus, max_gpus, or a strategy that fixes tp, pp or ep)",
+        ),
+        # input errors: missing extras, uncached models, rejected offers, amounts
+        message(
+            "error.missing_extra",
+            "{command} needs the {extra} extra ({brings}); {missing} is not installed: {install}",
+        ),
+        message("extra_brings.bench", "PyTorch and nvidia-ml-py"),
+        message("extra_brings.web", "FastAPI, uvicorn, python-multipart and Jinja2"),
+        message(
+            "error.hf_not_cached",
+            "model: {repo} is not a catalog model and its config.json is not in the local Hugging Face cache ({cache}); gpuplan reads it offline: fetch it with `hf download {repo} config.json` (huggingface_hub), or give a config.json path",
+        ),
+        message("error.offer_rejected", "{where}: {problem}; rejected"),
+        message(
+            "error.offer_rejected_more",
+            "{where}: {problem}; rejected (and {more} more: `gpuplan offers --check`)",
+        ),
+        message("unit_kind.money", "an amount of money"),
+        message("unit_forms.amount", "an amount with a currency: ¥2000, 5000 USD, $300"),
         message("cli.warning", "warning:"),
         # bench tables
         message("bench.col.figure", "figure"),

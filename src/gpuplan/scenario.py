@@ -272,7 +272,7 @@ def resolve_model(value: Any) -> ModelSpec:
                 return load_model(catalog_name)
             cached = hf_cache.cached_config(text)
             if cached is None:
-                raise ScenarioError(hf_cache.not_cached_message(text))
+                raise ScenarioError.of("error.hf_not_cached", **hf_cache.not_cached_values(text))
             return ModelSpec.from_hf_config(cached, name=text)
         return load_model(text)
     raise ScenarioError.of("error.scenario_model")

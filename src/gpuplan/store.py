@@ -79,13 +79,13 @@ def connect(path: Path | None = None, create: bool = True) -> Iterator[sqlite3.C
     file that is not a gpuplan database, or one locked past 5 s, is a one-line StoreError."""
     target = path or database_path()
     if not create and not target.is_file():
-        raise StoreError(f"no benchmark runs are stored yet ({str(target)!r} does not exist)")
+        raise StoreError.of("error.store_empty", path=repr(str(target)))
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         connection = sqlite3.connect(target, timeout=5)
     except (OSError, sqlite3.Error) as error:
-        raise StoreError(
-            f"{DATA_DIR_VARIABLE}: cannot open the database {str(target)!r}: {error}"
+        raise StoreError.of(
+            "error.store_open", variable=DATA_DIR_VARIABLE, path=repr(str(target)), reason=error
         ) from error
     try:
         with connection:
@@ -94,8 +94,8 @@ def connect(path: Path | None = None, create: bool = True) -> Iterator[sqlite3.C
         with connection:
             yield connection
     except sqlite3.Error as error:
-        raise StoreError(
-            f"{DATA_DIR_VARIABLE}: the database {str(target)!r} cannot be used: {error}"
+        raise StoreError.of(
+            "error.store_unusable", variable=DATA_DIR_VARIABLE, path=repr(str(target)), reason=error
         ) from None
     finally:
         connection.close()
@@ -145,7 +145,7 @@ def update_bench_run(run_id: int, result: dict[str, Any], path: Path | None = No
             (*row, run_id),
         )
         if cursor.rowcount != 1:
-            raise StoreError(f"run id: no stored benchmark run {run_id} to update")
+            raise StoreError.of("error.store_no_run_update", run=run_id)
 
 
 def list_bench_runs(limit: int = 50, path: Path | None = None) -> list[StoredRunSummary]:
@@ -172,7 +172,7 @@ def load_bench_run(run_id: int, path: Path | None = None) -> dict[str, Any]:
                 "SELECT result_json FROM bench_runs WHERE id = ?", (run_id,)
             ).fetchone()
     if row is None:
-        raise StoreError(f"run id: no stored benchmark run {run_id} (`gpuplan bench history`)")
+        raise StoreError.of("error.store_no_run", run=run_id)
     result: dict[str, Any] = json.loads(row[0])
     result["id"] = run_id
     return result

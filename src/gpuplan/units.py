@@ -377,7 +377,7 @@ def parse_amount(value: str) -> Money:
     """Parse a plain amount of money such as ``¥2000`` or ``5000 USD`` (no period allowed)."""
     rate = parse_money(value)
     if rate.period_seconds is not None:
-        raise _fail("an amount of money", value, "an amount with a currency: ¥2000, 5000 USD, $300")
+        raise _fail("an amount of money", value, ENGLISH["unit_forms.amount"])
     return Money(rate.amount, rate.currency)
 
 

@@ -25,19 +25,21 @@ def write_atomically(
     target = Path(path)
     name = shown(str(target))
     if target.is_symlink():
-        raise WriteError(f"{name} is a symbolic link; give the real path")
+        raise WriteError.of("error.write_symlink", path=name)
     if target.is_dir():
-        raise WriteError(f"{name} is a directory; give a file name")
+        raise WriteError.of("error.write_directory", path=name)
     if target.exists() and not overwrite:
-        raise WriteError(f"{name} already exists; pass --force to replace it")
+        raise WriteError.of("error.write_exists", path=name)
     if not target.parent.is_dir():
-        raise WriteError(f"cannot write {name}: no such directory {shown(str(target.parent))}")
+        raise WriteError.of(
+            "error.write_no_directory", path=name, directory=shown(str(target.parent))
+        )
     try:
         descriptor, temporary = tempfile.mkstemp(
             prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
         )
     except OSError as failure:
-        raise WriteError(f"cannot write {name}: {failure.strerror}") from None
+        raise WriteError.of("error.write_failed", path=name, reason=failure.strerror) from None
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
@@ -47,7 +49,7 @@ def write_atomically(
         os.replace(temporary, target)
     except OSError as failure:
         Path(temporary).unlink(missing_ok=True)
-        raise WriteError(f"cannot write {name}: {failure.strerror}") from None
+        raise WriteError.of("error.write_failed", path=name, reason=failure.strerror) from None
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise

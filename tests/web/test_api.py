@@ -302,3 +302,25 @@ def test_a_huge_model_or_a_tiny_budget_is_refused_at_once(client):
     response = client.post("/api/plan", json={**STUDENT, "budget": "$1e-999999999"})
     assert response.status_code == 422 and len(response.content) < 2000
     assert time.perf_counter() - started < 5
+
+
+def test_an_input_error_answers_in_the_requests_language():
+    """The detail follows the request's language (?lang=, else Accept-Language), as pages do;
+    a fresh client, so that no language cookie from another test is sent."""
+    fresh = TestClient(create_app())
+    body = {**STUDENT, "gpu": "rtx-4090-24gb", "strategy": "tq=2"}
+    english = fresh.post("/api/estimate", json=body)
+    assert english.status_code == 422
+    assert english.json()["detail"].startswith(
+        "strategy: 'tq=2': expected KEY=VALUE with KEY one of dp"
+    )
+    by_header = fresh.post(
+        "/api/estimate", json=body, headers={"Accept-Language": "zh-CN,zh;q=0.9"}
+    )
+    assert by_header.status_code == 422
+    assert by_header.json()["detail"].startswith("strategy：'tq=2'：应写作 键=值，键为 dp")
+    by_query = TestClient(create_app()).post(
+        "/api/quote?lang=zh", json={"offer": "xingyu-a100-40gb-x4", "duration": "-5d"}
+    )
+    assert by_query.status_code == 422
+    assert by_query.json()["detail"] == "duration 不能为负数，实际为 '-5d'"

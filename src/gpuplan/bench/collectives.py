@@ -136,9 +136,9 @@ def network_rate(text: str) -> tuple[float, str]:
         rate = parse_bandwidth(text)
     except InputError as error:
         names = ", ".join(INTER_NODE_NETWORKS)
-        raise InputError(f"--network: {text!r} is neither a rate nor one of {names}") from error
+        raise InputError.of("error.bench_network", value=repr(text), accepted=names) from error
     if rate <= 0:
-        raise InputError(f"--network: the rate must be positive, got {text!r}")
+        raise InputError.of("error.positive", field="--network", value=repr(text))
     return rate, f"--network {text} (stated NIC rate per GPU)"
 
 

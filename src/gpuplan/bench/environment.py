@@ -69,10 +69,10 @@ def require_torch() -> ModuleType:
     try:
         import torch
     except ImportError as error:
-        from gpuplan.extras import missing_extra_message
+        from gpuplan.extras import missing_extra_error
 
-        raise MissingBenchDependencyError(
-            missing_extra_message("gpuplan bench", "bench", "PyTorch")
+        raise missing_extra_error(
+            MissingBenchDependencyError, "gpuplan bench", "bench", "PyTorch"
         ) from error
     return torch
 

@@ -56,9 +56,9 @@ def parse_nvidia_smi_xml(text: str) -> dict[str, Any]:
     try:
         root = ElementTree.fromstring(text)
     except ElementTree.ParseError as error:
-        raise ToolOutputError(f"nvidia-smi -q -x: not valid XML ({error})") from error
+        raise ToolOutputError.of("error.tool_smi_xml", reason=str(error)) from error
     if root.tag != "nvidia_smi_log":
-        raise ToolOutputError("nvidia-smi -q -x: the root element is not <nvidia_smi_log>")
+        raise ToolOutputError.of("error.tool_smi_root")
     gpus = []
     for gpu in root.findall("gpu"):
         reasons = gpu.find("clocks_event_reasons")
@@ -125,15 +125,13 @@ def parse_nvidia_smi_csv(text: str) -> list[dict[str, Any]]:
     reader = csv.reader(io.StringIO(text.strip()), skipinitialspace=True)
     rows = list(reader)
     if not rows or not rows[0]:
-        raise ToolOutputError("nvidia-smi --query-gpu: empty output")
+        raise ToolOutputError.of("error.tool_smi_empty")
     headers = rows[0]
     units = [re.search(r"\[(.*)\]$", header.strip()) for header in headers]
     parsed = []
     for row in rows[1:]:
         if len(row) != len(headers):
-            raise ToolOutputError(
-                f"nvidia-smi --query-gpu: a row has {len(row)} fields, the header {len(headers)}"
-            )
+            raise ToolOutputError.of("error.tool_smi_row", fields=len(row), header=len(headers))
         entry: dict[str, Any] = {}
         for header, unit, value in zip(headers, units, row, strict=True):
             cell = value.strip()
@@ -156,10 +154,10 @@ def parse_fio_json(text: str) -> dict[str, Any]:
     try:
         document = json.loads(text[start:] if start >= 0 else text)
     except json.JSONDecodeError as error:
-        raise ToolOutputError(f"fio: output is not JSON ({error.msg})") from error
+        raise ToolOutputError.of("error.tool_fio_json", reason=error.msg) from error
     jobs = document.get("jobs")
     if not isinstance(jobs, list) or not jobs:
-        raise ToolOutputError("fio: the JSON has no jobs")
+        raise ToolOutputError.of("error.tool_fio_jobs")
     result: dict[str, Any] = {"fio_version": document.get("fio version")}
     for direction in ("read", "write"):
         sections = [job.get(direction, {}) for job in jobs]
@@ -217,7 +215,7 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
             }
         )
     if not rows:
-        raise ToolOutputError("nccl-tests: no result rows found")
+        raise ToolOutputError.of("error.tool_nccl_rows")
     average = re.search(r"#\s*Avg bus bandwidth\s*:\s*([\d.]+)", text)
     collective = re.search(r"#\s*Collective test starting:\s*(\w+)", text)
     ranks = re.findall(r"#\s+Rank\s+\d+\s+Group", text)

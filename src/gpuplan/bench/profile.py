@@ -72,5 +72,5 @@ def load_profile(run_id: int, database: Path | None = None) -> CalibrationProfil
     """The calibration profile of stored run ``run_id`` (``gpuplan bench history`` lists them)."""
     result = load_bench_run(run_id, database)
     if not result.get("figures"):
-        raise StoreError(f"run id: run {run_id} has no measured figures to calibrate with")
+        raise StoreError.of("error.profile_no_figures", run=run_id)
     return profile_from_result(result, run_id)

@@ -182,17 +182,15 @@ def parse_threshold_override(text: str, base: Mapping[str, Threshold]) -> tuple[
     category = category.strip()
     if not separator or category not in base:
         known = ", ".join(base)
-        raise ThresholdError(
-            f"--threshold {text!r}: expected CATEGORY=PASS:WARN, CATEGORY in {known}"
-        )
+        raise ThresholdError.of("error.threshold_form", text=repr(text), accepted=known)
     pass_text, colon, warn_text = values.partition(":")
     try:
         pass_at = float(pass_text)
         warn_at = float(warn_text) if colon else pass_at
     except ValueError as error:
-        raise ThresholdError(f"--threshold {text!r}: PASS and WARN must be numbers") from error
+        raise ThresholdError.of("error.threshold_numbers", text=repr(text)) from error
     if pass_at < 0 or warn_at < 0:
-        raise ThresholdError(f"--threshold {text!r}: PASS and WARN must be non-negative")
+        raise ThresholdError.of("error.threshold_negative", text=repr(text))
     original = base[category]
     return category, replace(
         original, pass_at=pass_at, warn_at=warn_at, why=f"set on the command line ({text})"

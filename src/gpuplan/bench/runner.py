@@ -1049,10 +1049,7 @@ def run_bench(
 
     torch = require_torch()
     if options.device == "cuda" and not torch.cuda.is_available():
-        raise InputError(
-            "--device: no CUDA GPU is visible to PyTorch "
-            f"(torch {torch.__version__}); run with --device cpu to test the pipeline"
-        )
+        raise InputError.of("error.bench_no_cuda", torch=torch.__version__)
     nvml = load_nvml() if options.device == "cuda" else None
     header = provenance(options.device, options.command, torch)
     context = RunContext(torch, options, _catalog_gpu(options, header), nvml)

@@ -276,14 +276,17 @@ def check_columns(
     for column in header:
         if column not in accepted:
             close = difflib.get_close_matches(column, accepted, n=1)
-            hint = f" (did you mean {close[0]}?)" if close else ""
-            raise error(
-                f"{origin}: column {column!r}: unknown column{hint}; accepted: {', '.join(accepted)}"
-            )
+            where = {"origin": origin, "column": repr(column), "accepted": ", ".join(accepted)}
+            if close:
+                raise error.of("error.column_unknown_hint", **where, close=close[0])
+            raise error.of("error.column_unknown", **where)
     missing = [name for name in accepted if name in set(required) and name not in header]
     if missing:
-        raise error(
-            f"{origin}: missing column {missing[0]!r}; the header needs {', '.join(accepted)}"
+        raise error.of(
+            "error.column_missing",
+            origin=origin,
+            column=repr(missing[0]),
+            accepted=", ".join(accepted),
         )
 
 

@@ -65,7 +65,7 @@ def _parts(only: str | None, skip: str | None, probe: Path | None) -> tuple[str,
     skipped = [part.strip() for part in (skip or "").split(",") if part.strip()]
     for part in [*chosen, *skipped]:
         if part not in PARTS:
-            raise InputError(f"--only/--skip: unknown part {part!r}; parts: {', '.join(PARTS)}")
+            raise InputError.of("error.bench_part", part=repr(part), accepted=", ".join(PARTS))
     if probe is not None and "probe" not in chosen:
         chosen.append("probe")
     return tuple(part for part in chosen if part not in skipped)
@@ -158,7 +158,7 @@ def bench(
         _print_launch_commands(nodes, gpus_per_node, network, json_output)
         return
     if device not in ("cuda", "cpu"):
-        raise InputError(f"--device: expected cuda or cpu, got {device!r}")
+        raise InputError.of("error.bench_device", value=repr(device))
     from gpuplan.bench.environment import require_torch
 
     require_torch()
@@ -171,9 +171,9 @@ def bench(
         name, value = parse_threshold_override(text, DEFAULT_THRESHOLDS)
         thresholds[name] = value
     if burn_minutes is not None and burn_minutes <= 0:
-        raise InputError(f"--burn-minutes: must be positive, got {burn_minutes}")
+        raise InputError.of("error.positive", field="--burn-minutes", value=burn_minutes)
     if storage_dir is not None and not storage_dir.is_dir():
-        raise InputError(f"--storage-dir: {str(storage_dir)!r} is not a directory")
+        raise InputError.of("error.bench_storage_dir", path=repr(str(storage_dir)))
     options = BenchOptions(
         device=device,
         quick=quick,
@@ -212,7 +212,7 @@ def _print_launch_commands(
     from gpuplan.errors import InputError
 
     if nodes < 1 or gpus_per_node < 1:
-        raise InputError("--nodes/--gpus-per-node: must be at least 1")
+        raise InputError.of("error.bench_nodes")
     if network is not None:
         network_rate(network)
     commands = launch_commands(nodes, gpus_per_node, network=network)

@@ -136,7 +136,9 @@ def plan(
     options: dict[str, Any] = {}
     if preset is not None:
         if preset not in PRESETS:
-            raise ScenarioError(f"preset: {preset!r} is not one of {', '.join(PRESETS)}")
+            raise ScenarioError.of(
+                "error.not_one_of", field="preset", value=repr(preset), accepted=", ".join(PRESETS)
+            )
         scenario.update(PRESETS[preset]["scenario"])
         options.update(PRESETS[preset]["options"])
     if scenario_file is not None:
@@ -149,9 +151,7 @@ def plan(
     if lora_rank is not None:
         scenario["lora"] = {**scenario.get("lora", {}), "rank": lora_rank}
     if "model" not in scenario:
-        raise ScenarioError(
-            "model: give --model, a scenario file, or --preset (student, startup, enterprise)"
-        )
+        raise ScenarioError.of("error.plan_model_missing", presets=", ".join(PRESETS))
     flags = {
         "objective": objective, "budget": budget, "deadline": deadline, "max_gpus": max_gpus,
         "headroom": headroom, "currency": currency,

@@ -334,7 +334,7 @@ def import_offers(
     from gpuplan.pricing.offers_import import FORMAT_LABELS, import_file, write_import
 
     if output is not None and output.resolve() == file.resolve():
-        raise InputError("--output must not be the input file")
+        raise InputError.of("error.import_output_input")
     chosen, result = import_file(file, file_format, provider, observed)
     written = (
         write_import(result, chosen, file, output, overwrite=force or output is None)
@@ -556,7 +556,7 @@ def quote_command(
     elif token_count and tokens_per_second:
         seconds = token_count / tokens_per_second
     else:
-        raise InputError("give --duration, or --tokens with --tokens-per-second")
+        raise InputError.of("error.quote_duration_missing")
     usage = Usage(
         stopped_seconds=parse_duration(idle),
         storage_bytes=float(parse_bytes(storage)),
@@ -614,13 +614,11 @@ def _predicted_job(scenario: Path, offer: Any) -> dict[str, Any]:
     data["hardware"] = hardware
     result = estimate(data)
     if result["hardware"]["gpu"] != offer.gpu:
-        raise InputError(
-            f"scenario: hardware.gpu {result['hardware']['gpu']} differs from the offer's GPU {offer.gpu}"
+        raise InputError.of(
+            "error.quote_scenario_gpu", gpu=result["hardware"]["gpu"], offer_gpu=offer.gpu
         )
     if not result["duration"]["seconds"]:
-        raise InputError(
-            "scenario: tokens missing; the duration to quote comes from tokens / throughput"
-        )
+        raise InputError.of("error.quote_scenario_tokens")
     memory = result["memory"]
     usable = memory["capacity_bytes"] * (1 - memory["safety_margin"])
     return {

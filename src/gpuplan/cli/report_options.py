@@ -34,7 +34,7 @@ def wants_report(report_path: Path | None, output_format: str) -> bool:
     from gpuplan.errors import InputError
 
     if output_format not in ("table", "md"):
-        raise InputError(f"--format: expected table or md, got {output_format!r}")
+        raise InputError.of("error.report_format", value=repr(output_format))
     return report_path is not None or output_format == "md"
 
 

@@ -51,10 +51,7 @@ def serve(
         os.environ.setdefault(variable, "1")
     loopback = host in ("127.0.0.1", "localhost", "::1")
     if not loopback and not allow_remote:
-        raise InputError(
-            f"--host {host}: serves gpuplan to the network with no login; "
-            "add --allow-remote to mean it, or keep the default 127.0.0.1"
-        )
+        raise InputError.of("error.serve_remote", host=host)
     if not loopback:
         hosts = "" if host in ("0.0.0.0", "::") else f"{host},127.0.0.1,localhost"
         os.environ["GPUPLAN_SERVE_HOSTS"] = hosts
@@ -62,10 +59,9 @@ def serve(
     try:
         from gpuplan.web import server
     except ImportError as missing:
-        from gpuplan.extras import missing_extra_message
+        from gpuplan.extras import missing_extra_error
 
-        raise InputError(
-            missing_extra_message("gpuplan serve", "web", missing.name or "a web dependency")
-        ) from None
+        what = missing.name or "a web dependency"
+        raise missing_extra_error(InputError, "gpuplan serve", "web", what) from None
     typer.echo(f"gpuplan serving on http://{host}:{port}/ (Ctrl+C stops it)")
     server.run(host, port, workers)

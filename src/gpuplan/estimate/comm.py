@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from gpuplan.errors import InputError
 from gpuplan.hardware.cluster import Cluster
 from gpuplan.strategy import Layout
 
@@ -137,7 +138,12 @@ BASE_LATENCY = 8.4e-6
 
 def _check(collective: str) -> None:
     if collective not in COLLECTIVES:
-        raise ValueError(f"collective: {collective!r} is not one of {', '.join(COLLECTIVES)}")
+        raise InputError.of(
+            "error.not_one_of",
+            field="collective",
+            value=repr(collective),
+            accepted=", ".join(COLLECTIVES),
+        )
 
 
 def bus_bandwidth_factor(collective: str, group_size: ArrayLike) -> FloatArray:

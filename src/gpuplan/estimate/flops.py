@@ -54,6 +54,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from gpuplan.errors import InputError
 from gpuplan.estimate.memory import lora_params_per_layer
 from gpuplan.workload.job import TrainingJob
 from gpuplan.workload.model import ModelSpec
@@ -457,7 +458,12 @@ CONVENTIONS: dict[str, Callable[[ModelSpec, ArrayLike], FloatArray]] = {
 def convention_flops_per_token(convention: str, model: ModelSpec, seq_len: ArrayLike) -> FloatArray:
     """Model FLOPs per token under ``convention`` (a key of :data:`CONVENTIONS`)."""
     if convention not in CONVENTIONS:
-        raise ValueError(f"convention: {convention!r} is not one of {', '.join(CONVENTIONS)}")
+        raise InputError.of(
+            "error.not_one_of",
+            field="convention",
+            value=repr(convention),
+            accepted=", ".join(CONVENTIONS),
+        )
     return CONVENTIONS[convention](model, seq_len)
 
 

@@ -85,9 +85,15 @@ class LearningRateSchedule:
 def _rate(value: object, key: str) -> float:
     low, high = LEARNING_RATE_RANGE
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TrainingError(f"training.{key}: expected a number, got {shown(value)}")
+        raise TrainingError.of("error.number", field=f"training.{key}", value=shown(value))
     if not math.isfinite(value) or not low <= value <= high:
-        raise TrainingError(f"training.{key}: {shown(value)} is outside {low:g} to {high:g}")
+        raise TrainingError.of(
+            "error.out_of_range",
+            field=f"training.{key}",
+            value=shown(value),
+            low=f"{low:g}",
+            high=f"{high:g}",
+        )
     return float(value)
 
 
@@ -98,15 +104,17 @@ def parse_training(value: Any) -> TrainingSettings:
     value = check_known_keys(value, TRAINING_KEYS, "training.", TrainingError)
     stage = value.get("stage")
     if stage is not None and stage not in STAGES:
-        raise TrainingError(f"training.stage: {shown(stage)} is not one of {', '.join(STAGES)}")
+        raise TrainingError.of(
+            "error.not_one_of",
+            field="training.stage",
+            value=shown(stage),
+            accepted=", ".join(STAGES),
+        )
     warmup = value.get("warmup_steps")
     if warmup is not None and (
         isinstance(warmup, bool) or not isinstance(warmup, int) or not 0 <= warmup <= 10**9
     ):
-        raise TrainingError(
-            f"training.warmup_steps: expected a whole number from 0 to 1,000,000,000, "
-            f"got {shown(warmup)}"
-        )
+        raise TrainingError.of("error.training_warmup", value=shown(warmup))
     return TrainingSettings(
         stage=stage,
         learning_rate=None
@@ -159,7 +167,5 @@ def learning_rate_schedule(
         else peak * minimum_share
     )
     if minimum > peak:
-        raise TrainingError(
-            f"training.min_learning_rate: {minimum:g} is above the peak learning rate {peak:g}"
-        )
+        raise TrainingError.of("error.training_min_rate", minimum=f"{minimum:g}", peak=f"{peak:g}")
     return LearningRateSchedule(stage, peak, minimum, warmup, "cosine", source)

@@ -48,7 +48,9 @@ def export_plan(plan: Mapping[str, Any], scenario: Scenario, fmt: str) -> Export
     """Render ``plan`` for ``scenario`` in format ``fmt`` (one of :data:`FORMATS`)."""
     name = str(fmt).strip().lower()
     if name not in FORMATS:
-        raise ExportError(f"format: {fmt!r} is not one of {', '.join(FORMATS)}")
+        raise ExportError.of(
+            "error.not_one_of", field="format", value=repr(fmt), accepted=", ".join(FORMATS)
+        )
     return _renderer(name)(read_layout(plan, scenario))
 
 
@@ -71,4 +73,8 @@ def write_export(
             target, exported.text, overwrite=overwrite, executable=exported.filename.endswith(".sh")
         )
     except WriteError as refused:
-        raise ExportError(str(refused)) from None
+        raise (
+            ExportError.of(refused.key, **refused.values)
+            if refused.key
+            else ExportError(str(refused))
+        ) from None

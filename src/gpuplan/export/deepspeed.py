@@ -25,11 +25,9 @@ from gpuplan.export.layout import (
 def _check(layout: ExportLayout) -> None:
     require_data_parallel_only(layout, "a DeepSpeed config", "megatron or torchtitan")
     if layout.offload != "none" and layout.zero == 0:
-        raise ExportError("strategy.offload: DeepSpeed offloads only under ZeRO stage 1 or more")
+        raise ExportError.of("error.export_deepspeed_offload")
     if layout.offload == "optimizer+params" and layout.zero < 3:
-        raise ExportError(
-            f"strategy.offload: parameter offload needs ZeRO stage 3, got zero={layout.zero}"
-        )
+        raise ExportError.of("error.export_param_offload", zero=layout.zero)
 
 
 def _zero(layout: ExportLayout) -> dict[str, Any]:

@@ -87,7 +87,7 @@ class ExportLayout:
 def _integer(strategy: Mapping[str, Any], key: str, default: int) -> int:
     value = strategy.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
-        raise ExportError(f"plan.strategy.{key}: expected a whole number, got {value!r}")
+        raise ExportError.of("error.whole_number", field=f"plan.strategy.{key}", value=repr(value))
     return int(value)
 
 
@@ -103,7 +103,7 @@ def read_layout(plan: Mapping[str, Any], scenario: Scenario) -> ExportLayout:
     from gpuplan.catalog import load_gpu
 
     if not isinstance(plan, Mapping) or "gpu" not in plan or "strategy" not in plan:
-        raise ExportError("plan: expected a plan dict with gpu, count and strategy")
+        raise ExportError.of("error.export_plan")
     gpu = load_gpu(str(plan["gpu"]))
     count = int(plan.get("count") or (scenario.cluster.count if scenario.cluster else 1))
     strategy: Mapping[str, Any] = plan["strategy"]
@@ -113,24 +113,20 @@ def read_layout(plan: Mapping[str, Any], scenario: Scenario) -> ExportLayout:
     model_parallel = tp * pp * cp
     dp = _integer(strategy, "dp", count // model_parallel if model_parallel else 0)
     if min(tp, pp, cp, dp) < 1 or dp * model_parallel != count:
-        raise ExportError(
-            f"plan.strategy: dp*tp*pp*cp = {dp}*{tp}*{pp}*{cp} must equal the GPU count {count}"
+        raise ExportError.of(
+            "error.export_layout_count", layout=f"{dp}*{tp}*{pp}*{cp}", count=count
         )
     nodes = int(plan.get("nodes") or max(1, math.ceil(count / gpu.gpus_per_node)))
     if count % nodes:
-        raise ExportError(f"plan.nodes: {nodes} nodes cannot hold {count} GPUs evenly")
+        raise ExportError.of("error.export_nodes", nodes=nodes, count=count)
     job = scenario.job
     micro_batch = _integer(strategy, "micro_batch", scenario.strategy.micro_batch)
     if job.global_batch % (micro_batch * dp):
-        raise ExportError(
-            f"global_batch: {job.global_batch} sequences is not a multiple of "
-            f"micro_batch*dp = {micro_batch}*{dp}"
+        raise ExportError.of(
+            "error.export_batch", global_batch=job.global_batch, samples=f"{micro_batch}*{dp}"
         )
     if job.tokens <= 0:
-        raise ExportError(
-            "tokens: the scenario gives no token budget; exports derive the step count "
-            "from tokens / (global_batch * seq_len)"
-        )
+        raise ExportError.of("error.export_tokens")
     cost = plan.get("cost") or {}
     steps = math.ceil(job.tokens / job.global_batch_tokens)
     return ExportLayout(
@@ -167,9 +163,11 @@ def _cost_text(cost: object, key: str) -> str:
 def require_full_training(layout: ExportLayout, target: str, alternatives: str) -> None:
     """Raise unless the job trains every weight (no LoRA, QLoRA or frozen layers)."""
     if layout.job.method != "full":
-        raise ExportError(
-            f"method: {target} export covers full training only, got {layout.job.method}; "
-            f"use {alternatives}"
+        raise ExportError.of(
+            "error.export_full_only",
+            target=target,
+            method=layout.job.method,
+            alternatives=alternatives,
         )
 
 
@@ -184,7 +182,9 @@ def require_data_parallel_only(layout: ExportLayout, target: str, alternatives: 
     split = {"tp": layout.tp, "pp": layout.pp, "cp": layout.cp, "ep": layout.ep}
     beyond = [f"{name}={value}" for name, value in split.items() if value > 1]
     if beyond:
-        raise ExportError(
-            f"strategy: {target} shards over data parallelism only, got "
-            f"{', '.join(beyond)}; use the {alternatives} export"
+        raise ExportError.of(
+            "error.export_data_parallel_only",
+            target=target,
+            split=", ".join(beyond),
+            alternatives=alternatives,
         )

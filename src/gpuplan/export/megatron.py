@@ -35,15 +35,9 @@ MEGATRON_RELEASE = "core_v0.16.1"
 def _check(layout: ExportLayout) -> None:
     require_full_training(layout, "megatron", "the accelerate or deepspeed export with PEFT")
     if layout.zero >= 3 and layout.pp > 1:
-        raise ExportError(
-            "strategy.zero: Megatron-FSDP (ZeRO-3) does not combine with pipeline parallelism; "
-            "use the torchtitan export (FSDP with pipelining) or zero 1"
-        )
+        raise ExportError.of("error.export_megatron_fsdp_pp")
     if layout.offload == "optimizer+params":
-        raise ExportError(
-            "strategy.offload: Megatron-LM cannot offload parameters; "
-            "use the deepspeed export (ZeRO-3 offload_param) or the accelerate export"
-        )
+        raise ExportError.of("error.export_megatron_offload")
 
 
 def pipeline_layout(layout: ExportLayout) -> str:

@@ -80,9 +80,8 @@ def render_skypilot(layout: ExportLayout) -> ExportedFile:
         from gpuplan.catalog import all_gpus
 
         named = [gpu.id for gpu in all_gpus() if gpu.skypilot_names]
-        raise ExportError(
-            f"gpu: SkyPilot has no accelerator name for {layout.gpu.id}; "
-            f"accepted: {', '.join(named)}; use the megatron or torchtitan export"
+        raise ExportError.of(
+            "error.export_skypilot_gpu", gpu=layout.gpu.id, accepted=", ".join(named)
         )
     accelerator = layout.gpu.skypilot_names[0]
     training, install, start = _training(layout)

@@ -70,12 +70,9 @@ def torchtitan_flavor(model: ModelSpec) -> tuple[str, str] | None:
 def _check(layout: ExportLayout) -> None:
     require_full_training(layout, "torchtitan", "the accelerate or deepspeed export with PEFT")
     if layout.job.precision == "fp16":
-        raise ExportError(
-            "precision: torchtitan trains in bf16 or fp32, not fp16; "
-            "use the megatron, deepspeed or accelerate export"
-        )
+        raise ExportError.of("error.export_torchtitan_fp16")
     if layout.ep > 1 and not layout.model.is_moe:
-        raise ExportError(f"strategy.ep: {layout.ep} needs a mixture-of-experts model")
+        raise ExportError.of("error.export_ep_dense", ep=layout.ep)
 
 
 def _parallelism(layout: ExportLayout) -> dict[str, TomlValue]:

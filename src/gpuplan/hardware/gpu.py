@@ -122,9 +122,7 @@ class GPUSpec:
                 if fallback in self.peak_flops:
                     return float(self.peak_flops[fallback])
         known = ", ".join(self.peak_flops) or "none"
-        raise MissingPeakError(
-            f"{self.id} has no dense {dtype} peak in the catalog; known: {known}"
-        )
+        raise MissingPeakError.of("error.gpu_no_peak", gpu=self.id, dtype=dtype, known=known)
 
     def matmul_ceiling_share(self, dtype: str) -> float:
         """Share of the dense ``dtype`` peak the best matmuls reach: the measured MAMF where the
@@ -138,14 +136,14 @@ class GPUSpec:
         """Raise :class:`SpeedModelGapError` with the catalog's plain statement where the speed
         model has no measurements to stand on for this accelerator."""
         if self.speed_model_gap:
-            raise SpeedModelGapError(f"{self.id}: speed not predicted. {self.speed_model_gap}")
+            raise SpeedModelGapError.of(
+                "error.gpu_speed_gap", gpu=self.id, gap=self.speed_model_gap
+            )
 
     def hbm_bandwidth(self) -> float:
         """Memory bandwidth in bytes per second; MissingSpecError where the catalog has none."""
         if self.memory_bandwidth is None:
-            raise MissingSpecError(
-                f"{self.id} has no sourced memory bandwidth in the catalog; the speed model needs one"
-            )
+            raise MissingSpecError.of("error.gpu_no_bandwidth", gpu=self.id)
         return float(self.memory_bandwidth)
 
     def achievable_hbm_share(self) -> float | None:

@@ -23,7 +23,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from gpuplan.errors import InputError
+from gpuplan.errors import InputError, Verbatim
 from gpuplan.limits import JOB_RANGES, plain_number, read_text_file, shown
 from gpuplan.pricing.currency import ExchangeRates, default_rates
 from gpuplan.pricing.fees import FeeLine, Usage, itemize_fees
@@ -57,24 +57,28 @@ class UsageRecord:
         return (self.stop - self.start).total_seconds()
 
 
-def _time(text: str, where: str) -> dt.datetime:
+def _time(text: str, path: str | Path, row: int, column: str) -> dt.datetime:
     try:
         moment = dt.datetime.fromisoformat(text.strip())
     except ValueError:
-        raise UsageFileError(
-            f"{where}: {text!r} is not an ISO 8601 time (2026-11-02T08:00:00Z)"
+        raise UsageFileError.of(
+            "error.usage_time", path=path, row=row, column=Verbatim(column), value=repr(text)
         ) from None
     return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
 
 
-def _non_negative(text: str, where: str) -> Decimal:
+def _non_negative(text: str, path: str | Path, row: int, column: str) -> Decimal:
+    where = {"path": path, "row": row, "column": Verbatim(column)}
     try:
         value = Decimal((text or "0").strip() or "0")
     except InvalidOperation:
-        raise UsageFileError(f"{where}: {text!r} is not a number") from None
+        raise UsageFileError.of("error.usage_number", **where, value=repr(text)) from None
     if not value.is_finite() or not 0 <= value <= LARGEST_USAGE_GB:
-        raise UsageFileError(
-            f"{where}: {shown(text)} must be a number from 0 to {plain_number(float(LARGEST_USAGE_GB))}"
+        raise UsageFileError.of(
+            "error.usage_range",
+            **where,
+            value=shown(text),
+            high=plain_number(float(LARGEST_USAGE_GB)),
         )
     return value
 
@@ -85,30 +89,39 @@ def read_usage(path: str | Path) -> list[UsageRecord]:
     reader = csv.DictReader(text.splitlines())
     missing = [column for column in COLUMNS[:4] if column not in (reader.fieldnames or [])]
     if missing:
-        raise UsageFileError(
-            f"{path}: missing column(s) {', '.join(missing)} (expected {', '.join(COLUMNS)})"
+        raise UsageFileError.of(
+            "error.usage_columns",
+            path=path,
+            missing=", ".join(missing),
+            accepted=", ".join(COLUMNS),
         )
     records = []
     for number, row in enumerate(reader, start=2):
-        where = f"{path}: row {number}"
         if None in row:
-            raise UsageFileError(f"{where}: more fields than the header has columns")
+            raise UsageFileError.of("error.usage_extra_fields", path=path, row=number)
         instance = (row.get("instance") or "").strip()
         if not instance:
-            raise UsageFileError(f"{where}: instance: empty")
-        start = _time(row.get("start") or "", f"{where}: start")
-        stop = _time(row.get("stop") or "", f"{where}: stop")
+            raise UsageFileError.of("error.usage_instance", path=path, row=number)
+        start = _time(row.get("start") or "", path, number, "start")
+        stop = _time(row.get("stop") or "", path, number, "stop")
         if stop <= start:
-            raise UsageFileError(
-                f"{where}: stop {stop.isoformat()} is not after start {start.isoformat()}"
+            raise UsageFileError.of(
+                "error.usage_order",
+                path=path,
+                row=number,
+                stop=stop.isoformat(),
+                start=start.isoformat(),
             )
         gpus_text = (row.get("gpus") or "").strip()
         if not (gpus_text.isascii() and gpus_text.isdigit()) or not 1 <= int(gpus_text) <= (
             LARGEST_GPU_COUNT
         ):
-            raise UsageFileError(
-                f"{where}: gpus: {shown(gpus_text)} is not a whole number from 1 to "
-                f"{plain_number(LARGEST_GPU_COUNT)}"
+            raise UsageFileError.of(
+                "error.usage_gpus",
+                path=path,
+                row=number,
+                value=shown(gpus_text),
+                high=plain_number(LARGEST_GPU_COUNT),
             )
         records.append(
             UsageRecord(
@@ -118,17 +131,17 @@ def read_usage(path: str | Path) -> list[UsageRecord]:
                 stop=stop,
                 gpus=int(gpus_text),
                 storage_bytes=float(
-                    _non_negative(row.get("storage_gb") or "0", f"{where}: storage_gb")
+                    _non_negative(row.get("storage_gb") or "0", path, number, "storage_gb")
                 )
                 * GB,
                 egress_bytes=float(
-                    _non_negative(row.get("egress_gb") or "0", f"{where}: egress_gb")
+                    _non_negative(row.get("egress_gb") or "0", path, number, "egress_gb")
                 )
                 * GB,
             )
         )
     if not records:
-        raise UsageFileError(f"{path}: no usage rows")
+        raise UsageFileError.of("error.usage_empty", path=path)
     return records
 
 
@@ -158,9 +171,7 @@ class RunCharge:
 def _default_plan(offer: Offer) -> PricePlan:
     metered = offer.plans_of_kind("metered")
     if not metered:
-        raise InputError(
-            f"offer {offer.id!r} has no pay-as-you-go plan to audit against; pass --plan"
-        )
+        raise InputError.of("error.audit_no_metered", offer=repr(offer.id))
     return min(metered, key=lambda plan: plan.per_gpu_hour(offer.gpus))
 
 
@@ -173,9 +184,12 @@ def _charge(record: UsageRecord, plan: PricePlan, offer: Offer) -> RunCharge:
             plan.run_cost(record.seconds, record.gpus),
         )
     if record.gpus % offer.gpus:
-        raise UsageFileError(
-            f"row {record.row}: {record.gpus} GPUs is not a whole number of {offer.gpus}-GPU instances "
-            f"of {offer.id}"
+        raise UsageFileError.of(
+            "error.usage_instances",
+            row=record.row,
+            gpus=record.gpus,
+            instance_gpus=offer.gpus,
+            offer=offer.id,
         )
     instances = record.gpus // offer.gpus
     amount = plan.run_cost(record.seconds, offer.gpus) * instances
@@ -201,9 +215,7 @@ def audit(
     rates = rates or default_rates()
     plan = offer.plan(plan_name) if plan_name else _default_plan(offer)
     if plan.kind == "package":
-        raise InputError(
-            f"plan {plan.name!r} is a package; audits recompute pay-as-you-go or spot runs"
-        )
+        raise InputError.of("error.audit_package", plan=repr(plan.name))
     charges = [_charge(record, plan, offer) for record in records]
     compute = sum((charge.amount for charge in charges), Decimal(0))
 

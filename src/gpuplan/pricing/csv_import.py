@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from gpuplan.errors import InputError
+from gpuplan.errors import InputError, Verbatim
 from gpuplan.limits import read_text_file, shown
 from gpuplan.pricing.offers import Offer
 from gpuplan.pricing.validate import Finding
@@ -40,7 +40,20 @@ class CsvRow:
 
     cells: dict[str, str]
     line: int
-    where: str
+    path: str
+    """The file's name as errors show it."""
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}: row {self.line}"
+
+    def error(
+        self, column: str, problem: InputError, error: type[InputError] = CsvImportError
+    ) -> InputError:
+        """``FILE: row N, column C: PROBLEM``, in the reader's language."""
+        return error.of(
+            "error.csv_cell", path=self.path, row=self.line, column=Verbatim(column), error=problem
+        )
 
     def text(self, column: str) -> str:
         return (self.cells.get(column) or "").strip()
@@ -54,9 +67,11 @@ class CsvRow:
         try:
             value = Decimal(text)
         except InvalidOperation:
-            raise error(f"{self.where}, column {column}: {shown(text)} is not a number") from None
+            problem = InputError.of("error.cell_number", value=shown(text))
+            raise self.error(column, problem, error) from None
         if not value.is_finite():
-            raise error(f"{self.where}, column {column}: {shown(text)} is not a finite number")
+            problem = InputError.of("error.cell_finite", value=shown(text))
+            raise self.error(column, problem, error)
         return value
 
 
@@ -72,10 +87,10 @@ def read_csv(
 
     def rows() -> Iterator[CsvRow]:
         for cells in reader:
-            where = f"{shown(str(path))}: row {reader.line_num}"
+            name = shown(str(path))
             if None in cells:
-                raise error(f"{where}: more cells than the header has columns")
-            yield CsvRow({key: value or "" for key, value in cells.items()}, reader.line_num, where)
+                raise error.of("error.csv_extra_cells", path=name, row=reader.line_num)
+            yield CsvRow({key: value or "" for key, value in cells.items()}, reader.line_num, name)
 
     return header, rows()
 
@@ -85,10 +100,14 @@ def require_columns(
 ) -> None:
     missing = [column for column in columns if column not in header]
     if missing:
-        raise error(
-            f"{shown(str(path))}: missing column(s) {', '.join(missing)} "
-            f"(the header has {', '.join(header) or 'none'})"
-        )
+        if header:
+            raise error.of(
+                "error.csv_missing_columns",
+                path=shown(str(path)),
+                missing=", ".join(missing),
+                header=", ".join(header),
+            )
+        raise error.of("error.csv_no_header", path=shown(str(path)), missing=", ".join(missing))
 
 
 def default_observed(path: Path) -> str:

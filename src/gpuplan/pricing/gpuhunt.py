@@ -22,6 +22,7 @@ from collections import defaultdict
 from decimal import Decimal
 from pathlib import Path
 
+from gpuplan.errors import InputError
 from gpuplan.limits import shown
 from gpuplan.pricing.accelerators import match_accelerator
 from gpuplan.pricing.csv_import import (
@@ -47,19 +48,16 @@ class GpuhuntImportError(CsvImportError):
 def _spot(row: CsvRow) -> bool:
     text = row.text("spot").lower()
     if text not in ("true", "false"):
-        raise GpuhuntImportError(
-            f"{row.where}, column spot: {shown(row.text('spot'))} is not True or False"
-        )
+        problem = InputError.of("error.cell_true_false", value=shown(row.text("spot")))
+        raise row.error("spot", problem, GpuhuntImportError)
     return text == "true"
 
 
 def _gpu_count(row: CsvRow) -> int:
     count = row.number("gpu_count", GpuhuntImportError)
     if count is None or count < 0 or count != count.to_integral_value():
-        raise GpuhuntImportError(
-            f"{row.where}, column gpu_count: {shown(row.text('gpu_count'))} is not a whole "
-            "number of GPUs"
-        )
+        problem = InputError.of("error.cell_gpu_count", value=shown(row.text("gpu_count")))
+        raise row.error("gpu_count", problem, GpuhuntImportError)
     return int(count)
 
 

@@ -89,7 +89,7 @@ def cheapest_mix(plans: Sequence[PricePlan], duration_seconds: float, gpus: int)
     packages = [plan for plan in plans if plan.kind == "package"]
     metered = [plan for plan in plans if plan.kind == "metered"]
     if not packages and not metered:
-        raise BillingError("the offer has no pay-as-you-go, package or reserved plan to quote")
+        raise BillingError.of("error.billing_no_plan")
     if not packages:
         plan, cost = cheapest_metered(metered, duration_seconds, gpus)
         return BillingMix((), plan, duration_seconds, cost or Decimal(0), duration_seconds)
@@ -99,10 +99,7 @@ def cheapest_mix(plans: Sequence[PricePlan], duration_seconds: float, gpus: int)
     needed = math.ceil(round(duration_seconds, 6) / step)
     states = needed + max(terms) // step
     if states > MAX_STATES:
-        raise BillingError(
-            f"too many package combinations to search ({states:,} steps of {step} s); "
-            "quote a shorter duration or remove very short packages"
-        )
+        raise BillingError.of("error.billing_states", states=f"{states:,}", step=step)
     block_costs = [plan.block_cost(gpus) for plan in packages]
     block_steps = [term // step for term in terms]
     best: list[Decimal | None] = [None] * (states + 1)
@@ -134,7 +131,7 @@ def cheapest_mix(plans: Sequence[PricePlan], duration_seconds: float, gpus: int)
         if winner is None or total < winner[0]:
             winner = (total, covered, plan)
     if winner is None:
-        raise BillingError("no combination of the offer's plans covers the duration")
+        raise BillingError.of("error.billing_uncovered")
     total, covered, tail_plan = winner
     counts = [0] * len(packages)
     cursor = covered

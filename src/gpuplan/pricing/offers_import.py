@@ -45,16 +45,13 @@ def detect_format(path: Path) -> str:
             first = stream.readline(1 << 16)
     except (OSError, UnicodeDecodeError) as failure:
         reason = getattr(failure, "strerror", None) or str(failure)
-        raise CsvImportError(f"cannot read {shown(str(path))}: {reason}") from None
+        raise CsvImportError.of("error.import_read", path=shown(str(path)), reason=reason) from None
     header = {name.strip() for name in next(csv.reader([first]), [])}
     for name, columns in _signatures().items():
         if set(columns) <= header:
             return name
-    raise CsvImportError(
-        f"{shown(str(path))}: the header is no catalog format gpuplan reads; "
-        + "; ".join(f"{name} needs {', '.join(columns)}" for name, columns in _signatures().items())
-        + " (or give --format)"
-    )
+    needs = "; ".join(f"{name}: {', '.join(columns)}" for name, columns in _signatures().items())
+    raise CsvImportError.of("error.import_format", path=shown(str(path)), needs=needs)
 
 
 def import_file(
@@ -66,7 +63,12 @@ def import_file(
     """``(format, result)`` for one file; the format is detected unless given."""
     path = Path(path)
     if file_format is not None and file_format not in FORMATS:
-        raise InputError(f"--format {file_format!r} is not one of {', '.join(FORMATS)}")
+        raise InputError.of(
+            "error.not_one_of",
+            field="--format",
+            value=repr(file_format),
+            accepted=", ".join(FORMATS),
+        )
     chosen = file_format or detect_format(path)
     from gpuplan.pricing.gpuhunt import import_gpuhunt_csv
     from gpuplan.pricing.quotes_csv import import_quotes_csv
@@ -118,10 +120,7 @@ def write_import(
 
     groups = by_provider(result.offers)
     if output is not None and len(groups) > 1:
-        raise InputError(
-            f"--output: the file holds {len(groups)} providers ({', '.join(groups)}); "
-            "leave --output out to write one file each"
-        )
+        raise InputError.of("error.import_output", count=len(groups), providers=", ".join(groups))
     header = (
         f"Imported by `gpuplan offers import` from {source.name} "
         f"({FORMAT_LABELS[file_format]}) on {dt.date.today().isoformat()}."

@@ -85,13 +85,13 @@ class SpotAssumptions:
     def __post_init__(self) -> None:
         rate = self.interruptions_per_hour
         if rate is not None and not (math.isfinite(rate) and rate >= 0):
-            raise QuoteError("interruption rate must be a non-negative number per hour")
+            raise QuoteError.of("error.spot_rate")
         if not (
             math.isfinite(self.restart_overhead_seconds) and self.restart_overhead_seconds >= 0
         ):
-            raise QuoteError("restart overhead must be a non-negative duration")
+            raise QuoteError.of("error.spot_restart")
         if not (math.isfinite(self.run_stretch) and self.run_stretch >= 1):
-            raise QuoteError("a spot run cannot be shorter than the uninterrupted one")
+            raise QuoteError.of("error.spot_stretch")
 
     def for_plan(self, plan: PricePlan) -> SpotAssumptions:
         """The assumptions for one spot plan: a rate given here, else the plan's, else

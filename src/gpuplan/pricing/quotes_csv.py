@@ -84,16 +84,21 @@ class QuotesCsvError(CsvImportError):
     """A quotes CSV that cannot be read; the message names the row and column."""
 
 
-def _fail(row: CsvRow, column: str, message: str) -> QuotesCsvError:
-    return QuotesCsvError(f"{row.where}, column {column}: {message}")
+def _fail(row: CsvRow, column: str, key: str | InputError, **values: object) -> InputError:
+    """The error naming the row and column; ``key`` is the problem's message key, or an error
+    that is the problem."""
+    problem = key if isinstance(key, InputError) else InputError.of(key, **values)
+    return row.error(column, problem, QuotesCsvError)
 
 
 def _choice(row: CsvRow, column: str, allowed: tuple[str, ...], default: str = "") -> str:
     value = row.text(column) or default
     if not value:
-        raise _fail(row, column, f"missing; accepted: {', '.join(allowed)}")
+        raise _fail(row, column, "error.cell_missing", accepted=", ".join(allowed))
     if value not in allowed:
-        raise _fail(row, column, f"{shown(value)} is not one of {', '.join(allowed)}")
+        raise _fail(
+            row, column, "error.cell_not_one_of", value=shown(value), accepted=", ".join(allowed)
+        )
     return value
 
 
@@ -104,22 +109,20 @@ def _duration(row: CsvRow, column: str) -> str | None:
     try:
         parse_duration(text)
     except InputError as error:
-        raise _fail(row, column, str(error)) from None
+        raise _fail(row, column, error) from None
     return text
 
 
 def _observed(row: CsvRow, default: str | None, today: dt.date) -> str:
     text = row.text("observed") or default
     if not text:
-        raise _fail(
-            row, "observed", "missing; give the day of the quote (YYYY-MM-DD) or --observed"
-        )
+        raise _fail(row, "observed", "error.cell_observed_missing")
     try:
         latest, _ = parse_observed(text)
     except InputError as error:
-        raise _fail(row, "observed", str(error)) from None
+        raise _fail(row, "observed", error) from None
     if latest > today:
-        raise _fail(row, "observed", f"{shown(text)} is in the future")
+        raise _fail(row, "observed", "error.cell_future", value=shown(text))
     return text
 
 
@@ -127,7 +130,9 @@ def _plan(row: CsvRow, path: Path, observed: str | None, today: dt.date) -> dict
     """One row's plan as an offers file writes it, every cell checked."""
     price = row.number("price", QuotesCsvError)
     if price is None or price <= 0:
-        raise _fail(row, "price", f"{shown(row.text('price')) or 'missing'}: give a positive price")
+        if not row.text("price"):
+            raise _fail(row, "price", "error.cell_price_missing")
+        raise _fail(row, "price", "error.cell_price", value=shown(row.text("price")))
     mode = _choice(row, "mode", PLAN_MODES, "hourly")
     plan: dict[str, Any] = {
         "mode": mode,
@@ -143,15 +148,15 @@ def _plan(row: CsvRow, path: Path, observed: str | None, today: dt.date) -> dict
         if value is not None:
             plan[column] = value
     if mode == "reserved" and "term" not in plan:
-        raise _fail(row, "term", "a reserved plan needs its term (1y, 3y)")
+        raise _fail(row, "term", "error.cell_reserved_term")
     rate = row.number("interruptions_per_hour", QuotesCsvError)
     if rate is not None:
         if mode != "spot":
-            raise _fail(row, "interruptions_per_hour", f"only a spot plan has one, not {mode}")
+            raise _fail(row, "interruptions_per_hour", "error.cell_spot_only", mode=mode)
         if rate < 0:
-            raise _fail(row, "interruptions_per_hour", "must be a number >= 0")
+            raise _fail(row, "interruptions_per_hour", "error.cell_non_negative")
         if not row.text("interruptions_source"):
-            raise _fail(row, "interruptions_source", "say where the interruption rate comes from")
+            raise _fail(row, "interruptions_source", "error.cell_interruptions_source")
         plan["interruptions_per_hour"] = float(rate)
         plan["interruptions_source"] = row.text("interruptions_source")
     if row.text("notes"):
@@ -164,7 +169,7 @@ def _gpus(row: CsvRow) -> int:
     if count is None:
         return 1
     if count < 1 or count != count.to_integral_value():
-        raise _fail(row, "gpus", f"{shown(row.text('gpus'))} is not a whole number of GPUs >= 1")
+        raise _fail(row, "gpus", "error.cell_gpus", value=shown(row.text("gpus")))
     return int(count)
 
 
@@ -172,13 +177,11 @@ def _gpu_id(row: CsvRow) -> str:
     from gpuplan.catalog import CatalogError, resolve_gpu_id
 
     if not row.text("gpu"):
-        raise _fail(
-            row, "gpu", "missing; give a catalog GPU id or alias (`gpuplan gpus` lists them)"
-        )
+        raise _fail(row, "gpu", "error.cell_gpu_missing")
     try:
         return resolve_gpu_id(row.text("gpu"))
     except CatalogError as error:
-        raise _fail(row, "gpu", str(error)) from None
+        raise _fail(row, "gpu", error) from None
 
 
 def import_quotes_csv(
@@ -211,7 +214,7 @@ def import_quotes_csv(
         result.rows += 1
         owner = row.text("provider") or provider
         if not owner:
-            raise _fail(row, "provider", "missing; give the provider's name or --provider")
+            raise _fail(row, "provider", "error.cell_provider_missing")
         currency = _choice(row, "currency", CURRENCIES)
         fields = {
             "provider": owner,
@@ -228,8 +231,11 @@ def import_quotes_csv(
             raise _fail(
                 row,
                 "currency",
-                f"{currency} differs from {document['currency']} of {owner} in row "
-                f"{document['row'].line}; one provider's quotes share a currency",
+                "error.cell_currency",
+                currency=currency,
+                first=document["currency"],
+                provider=owner,
+                first_row=document["row"].line,
             )
         offer_id = row.text("id") or slug(
             f"{owner}-{fields['gpu']}-x{fields['gpus']}-{fields['region']}"
@@ -244,8 +250,11 @@ def import_quotes_csv(
                 raise _fail(
                     row,
                     column,
-                    f"{shown(str(fields[column]))} differs from {shown(str(offers[key][column]))} "
-                    f"given for offer {offer_id!r} in row {first_rows[key].line}",
+                    "error.cell_offer_differs",
+                    value=shown(str(fields[column])),
+                    first=shown(str(offers[key][column])),
+                    offer=repr(offer_id),
+                    first_row=first_rows[key].line,
                 )
         plan_name = plan.get("name", plan["mode"])
         earlier = plan_rows.get((owner, offer_id, plan_name))
@@ -253,8 +262,10 @@ def import_quotes_csv(
             raise _fail(
                 row,
                 "mode",
-                f"offer {offer_id!r} already has a plan {plan_name!r} (row {earlier.line}); "
-                "give the rows different ids or a name column",
+                "error.cell_plan_twice",
+                offer=repr(offer_id),
+                plan=repr(plan_name),
+                first_row=earlier.line,
             )
         plan_rows[(owner, offer_id, plan_name)] = row
         offers[key]["plans"].append(plan)

@@ -249,7 +249,7 @@ def parse_tco(document: Mapping[str, Any], origin: str) -> TCOInputs:
     except (TypeError, ValueError) as error:
         if isinstance(error, InputError):
             raise
-        raise TCOError(f"{origin}: {error}") from None
+        raise TCOError.of("error.in_field", field=origin, error=str(error)) from None
 
 
 def load_tco_file(path: str | Path) -> TCOInputs:
@@ -295,7 +295,7 @@ def compare(inputs: TCOInputs, rent_cost_for_years: Any = None) -> dict[str, Any
         if inputs.rent_monthly is not None:
             return inputs.rent_monthly * 12 * year_fraction * utilization / inputs.utilization
         if rent_cost_for_years is None:
-            raise TCOError(f"renting offer {inputs.rent_offer!r} needs the quote engine")
+            raise TCOError.of("error.tco_quote_engine", offer=repr(inputs.rent_offer))
         return Decimal(rent_cost_for_years(year_fraction, utilization))
 
     def buy_cumulative(year_fraction: Decimal) -> Decimal:

@@ -244,5 +244,9 @@ def raise_on_errors(findings: Sequence[Finding]) -> None:
     key), if any."""
     errors = [finding for finding in findings if finding.level == "error"]
     if errors:
-        more = f" (and {len(errors) - 1} more: `gpuplan offers --check`)" if len(errors) > 1 else ""
-        raise OfferValidationError(f"{errors[0].where}: {errors[0].message}; rejected{more}")
+        first = {"where": errors[0].where, "problem": errors[0].message}
+        if len(errors) > 1:
+            raise OfferValidationError.of(
+                "error.offer_rejected_more", **first, more=len(errors) - 1
+            )
+        raise OfferValidationError.of("error.offer_rejected", **first)

@@ -47,7 +47,7 @@ def result_type(name: str) -> Any:
     """The type of result ``name`` (a key of :data:`RESULT_TYPES`): a dataclass, or a list of
     one."""
     if name not in RESULT_TYPES:
-        raise InputError(f"result {name!r}: not one of {', '.join(RESULT_TYPES)}")
+        raise InputError.of("error.result_name", name=repr(name), accepted=", ".join(RESULT_TYPES))
     module, attribute, is_list = RESULT_TYPES[name]
     item = getattr(importlib.import_module(module), attribute)
     return list[item] if is_list else item  # type: ignore[valid-type]

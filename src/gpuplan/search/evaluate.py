@@ -122,11 +122,7 @@ def evaluate_machines(
         rows = np.concatenate([np.full(len(part), index) for index, part in parts])
         evaluated_count += len(candidates)
         if layout_budget is not None and evaluated_count > layout_budget:
-            raise LayoutLimitError(
-                f"max_layouts: the search tries more than {request.max_layouts:,} layouts, the "
-                "limit of one request here; narrow it (gpus, max_gpus, or a strategy that fixes "
-                "tp, pp or ep)"
-            )
+            raise LayoutLimitError.of("error.layout_limit", most=f"{request.max_layouts:,}")
         memory = estimate_memory(
             job,
             candidates.layout,

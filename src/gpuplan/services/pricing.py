@@ -27,11 +27,11 @@ def quote_currency(rates: ExchangeRates, currency: str | None) -> str | None:
 def quote_seconds(duration: str, field: str) -> float:
     """The wall-clock seconds of ``duration`` (``40d``, ``720h``); a negative one is an
     :class:`~gpuplan.errors.InputError` naming ``field``."""
-    from gpuplan.errors import InputError
+    from gpuplan.errors import InputError, Verbatim
     from gpuplan.units import parse_duration
 
     if duration.strip().startswith("-"):
-        raise InputError(f"{field} must not be negative, got {duration!r}")
+        raise InputError.of("error.negative_duration", field=Verbatim(field), value=repr(duration))
     return parse_duration(duration)
 
 

@@ -29,7 +29,7 @@ class ScenarioBody(BaseModel):
 
     def scenario(self) -> dict[str, Any]:
         data = self.model_dump(exclude_none=True)
-        data["model"] = checked_model(self.model, "en")
+        data["model"] = checked_model(self.model)
         return data
 
 
@@ -98,7 +98,7 @@ def api_estimate(body: EstimateBody) -> Any:
     strategy = body.strategy
     scenario.pop("strategy", None)
     if isinstance(strategy, str):
-        strategy = parse_strategy(strategy, "en")
+        strategy = parse_strategy(strategy)
     if strategy:
         scenario["strategy"] = strategy
     result, _ = services.estimate(scenario)

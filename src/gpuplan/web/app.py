@@ -77,7 +77,8 @@ def create_app(hosts: Iterable[str] | None = None) -> Any:
 
     @app.exception_handler(InputError)
     async def input_error(request: Request, error: InputError) -> JSONResponse:
-        return JSONResponse({"detail": str(error)}, status_code=422)
+        language = str(getattr(request.state, "lang", DEFAULT_LANGUAGE))
+        return JSONResponse({"detail": error.text(language)}, status_code=422)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:

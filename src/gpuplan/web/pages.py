@@ -171,12 +171,12 @@ def _result(
     }
 
 
-def _model(fields: Mapping[str, str], upload: bytes | None, lang: str) -> str | dict[str, Any]:
+def _model(fields: Mapping[str, str], upload: bytes | None) -> str | dict[str, Any]:
     if upload is not None:
-        config = parse_upload(upload, lang)
+        config = parse_upload(upload)
         config.setdefault("name", "uploaded config.json")
         return config
-    return checked_model(fields.get("model", ""), lang)
+    return checked_model(fields.get("model", ""))
 
 
 @router.get("/", include_in_schema=False)
@@ -198,8 +198,8 @@ async def plan_submit(request: Request) -> HTMLResponse:
 
 
 def _plan_answer(fields: dict[str, str], upload: bytes | None, lang: str) -> dict[str, Any]:
-    scenario = plan_scenario(fields, _model(fields, upload, lang))
-    result, build = services.plan(scenario, plan_options(fields, lang))
+    scenario = plan_scenario(fields, _model(fields, upload))
+    result, build = services.plan(scenario, plan_options(fields))
     return _result(result, build, "plan", lang)
 
 
@@ -217,12 +217,12 @@ async def estimate_submit(request: Request) -> HTMLResponse:
 
 
 def _estimate_answer(fields: dict[str, str], upload: bytes | None, lang: str) -> dict[str, Any]:
-    scenario = plan_scenario(fields, _model(fields, upload, lang))
+    scenario = plan_scenario(fields, _model(fields, upload))
     scenario["hardware"] = {
         "gpu": fields.get("gpu", "").strip(),
-        "count": parse_integer(fields.get("count", "1"), "count", lang),
+        "count": parse_integer(fields.get("count", "1"), "count"),
     }
-    strategy = parse_strategy(fields.get("strategy", ""), lang)
+    strategy = parse_strategy(fields.get("strategy", ""))
     if strategy:
         scenario["strategy"] = strategy
     result, build = services.estimate(scenario)
@@ -246,7 +246,7 @@ def _quote_answer(fields: dict[str, str], _: bytes | None, lang: str) -> dict[st
     result, build = services.quote(
         fields.get("offer", ""),
         fields.get("duration", ""),
-        parse_integer(fields.get("instances", "1"), "instances", lang),
+        parse_integer(fields.get("instances", "1"), "instances"),
         fields.get("tokens") or None,
         fields.get("currency") or None,
     )
@@ -267,7 +267,7 @@ async def tco_submit(request: Request) -> HTMLResponse:
 
 
 def _tco_answer(fields: dict[str, str], _: bytes | None, lang: str) -> dict[str, Any]:
-    result, build = services.tco(parse_toml_text(fields.get("inputs", ""), lang))
+    result, build = services.tco(parse_toml_text(fields.get("inputs", "")))
     return _result(result, build, "tco", lang)
 
 

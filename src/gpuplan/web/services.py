@@ -57,7 +57,7 @@ def quote(
     from gpuplan.units import parse_tokens
 
     if instances < 1:
-        raise InputError(f"instances must be at least 1, got {instances}")
+        raise InputError.of("error.instances", value=instances)
     seconds = quote_seconds(duration, "duration")
     rates = default_rates()
     currency = quote_currency(rates, currency)

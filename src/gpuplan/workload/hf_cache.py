@@ -74,10 +74,7 @@ def cached_config(repo_id: str) -> Path | None:
     return Path(found) if isinstance(found, str) else None
 
 
-def not_cached_message(repo_id: str) -> str:
-    """One line: ``repo_id`` is neither in the catalog nor in the cache, and how to get it."""
-    return (
-        f"model: {repo_id} is not a catalog model and its config.json is not in the local "
-        f"Hugging Face cache ({hub_cache_directory()}); gpuplan reads it offline: fetch it with "
-        f"`hf download {repo_id} config.json` (huggingface_hub), or give a config.json path"
-    )
+def not_cached_values(repo_id: str) -> dict[str, object]:
+    """The values of message ``error.hf_not_cached``: ``repo_id`` is neither in the catalog nor
+    in the cache (the directory named), and how to get it."""
+    return {"repo": repo_id, "cache": str(hub_cache_directory())}

@@ -46,7 +46,7 @@ SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 def schema_type(name: str) -> Any:
     """The Struct type of catalog file kind ``name`` (a key of :data:`SCHEMA_TYPES`)."""
     if name not in SCHEMA_TYPES:
-        raise InputError(f"schema {name!r}: not one of {', '.join(SCHEMA_TYPES)}")
+        raise InputError.of("error.schema_name", name=repr(name), accepted=", ".join(SCHEMA_TYPES))
     module, attribute = SCHEMA_TYPES[name]
     return getattr(importlib.import_module(module), attribute)
 

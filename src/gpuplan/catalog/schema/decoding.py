@@ -50,49 +50,69 @@ def decode(document: Any, schema: type[T], origin: str, error: type[InputError] 
     try:
         decoded = msgspec.convert(document, schema, strict=True)
     except msgspec.ValidationError as failure:
-        raise error(explain(str(failure), document, schema, origin)) from None
+        key, values = explain(str(failure), document, schema, origin)
+        raise error.of(key, **values) from None
     for path, observed in _dates(decoded, []):
+        where = _where(origin, schema, document, path)
         try:
-            check_not_future(observed, "observed")
+            check_not_future(observed, where)
         except ProvenanceError as failure:
-            message = str(failure).removeprefix("observed: ")
-            raise error(f"{_where(origin, schema, document, path)}: {message}") from None
+            if failure.key == "error.observed_future":
+                raise error.of(failure.key, **failure.values) from None
+            raise error.of("error.in_field", field=where, error=failure) from None
     return decoded
 
 
-def explain(message: str, document: Any, schema: Any, origin: str) -> str:
-    """One line from msgspec's ``message`` about ``document``."""
+def explain(message: str, document: Any, schema: Any, origin: str) -> tuple[str, dict[str, object]]:
+    """One line from msgspec's ``message`` about ``document``: the message key and its values
+    (``gpuplan.messages``)."""
     match = re.fullmatch(r"(?s)(.*?) - at (`key` in )?`\$(.*)`", message)
     problem, in_key, raw_path = match.groups() if match else (message, None, "")
     path, node, value = _follow(schema, document, raw_path)
     if in_key:
         key = _failing_key(node, value)
         where = _where(origin, schema, document, path)
-        return f"{where}: key {shown(key)}: expected {_expected(_dict_args(node)[0], problem)}"
+        expected = _expected(_dict_args(node)[0], problem)
+        return "error.schema_key", {"where": where, "key": shown(key), "expected": expected}
     unknown = re.fullmatch(r"Object contains unknown field `(.*)`", problem)
     if unknown:
         key = unknown.group(1)
         accepted = [field.encode_name for field in _struct_fields(node, value)]
         close = difflib.get_close_matches(key, accepted, n=1, cutoff=0.6)
-        hint = f" (did you mean {close[0]}?)" if close else ""
         where = _where(origin, schema, document, [*path, key])
-        return f"{where}: unknown key{hint}; accepted: {', '.join(accepted)}"
+        found: dict[str, object] = {"where": where, "key": "", "accepted": ", ".join(accepted)}
+        if close:
+            return "error.unknown_key_hint", {**found, "close": close[0]}
+        return "error.unknown_key", found
     missing = re.fullmatch(r"Object missing required field `(.*)`", problem)
     if missing:
         key = missing.group(1)
         field = next((f for f in _struct_fields(node, value) if f.encode_name == key), None)
-        wanted = f" ({_expected(field.type, '')})" if field is not None else ""
-        return f"{_where(origin, schema, document, path)}: missing key {key!r}{wanted}"
+        where = _where(origin, schema, document, path)
+        if field is None:
+            return "error.schema_missing", {"where": where, "key": repr(key)}
+        wanted = _expected(field.type, "")
+        return "error.schema_missing_wanted", {"where": where, "key": repr(key), "wanted": wanted}
     where = _where(origin, schema, document, path)
     if problem.startswith("Invalid enum value"):
         accepted = [str(option) for option in _literal_values(node)]
         close = difflib.get_close_matches(str(value), accepted, n=1, cutoff=0.6)
-        hint = f" (did you mean {close[0]}?)" if close else ""
-        return f"{where}: {shown(value)} is not one of {', '.join(accepted)}{hint}"
+        choice: dict[str, object] = {
+            "field": where,
+            "value": shown(value),
+            "accepted": ", ".join(accepted),
+        }
+        if close:
+            return "error.not_one_of_hint", {**choice, "close": close[0]}
+        return "error.not_one_of", choice
     if problem.startswith("Expected"):
-        quote = ' (write dates as strings: "2026-11-30")' if _is_date(value) else ""
-        return f"{where}: expected {_expected(node, problem)}, got {shown(value)}{quote}"
-    return f"{where}: {problem}"
+        found = {
+            "where": where,
+            "expected": _expected(node, problem),
+            "value": shown(value),
+        }
+        return ("error.schema_date" if _is_date(value) else "error.schema_type"), found
+    return "error.in_field", {"field": where, "error": problem}
 
 
 # --- where: file, entry and key --------------------------------------------------------------

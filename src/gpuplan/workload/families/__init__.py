@@ -59,7 +59,7 @@ def family_named(model_type: str) -> Family:
     name = _names().get(model_type.lower())
     if name is None:
         known = ", ".join(registered_families())
-        raise ConfigError(f"model_type: unknown family {model_type!r}; accepted: {known}")
+        raise ConfigError.of("error.config_family", value=repr(model_type), accepted=known)
     return registered_families()[name]
 
 
@@ -74,7 +74,7 @@ def spec_from_config(config: Mapping[str, Any] | str | Path, name: str | None = 
     if isinstance(config, str | Path):
         config = read_config_file(Path(config))
     if not isinstance(config, Mapping):
-        raise ConfigError("model: expected a mapping of config.json keys")
+        raise ConfigError.of("error.config_mapping")
     raw = dict(config)
     model_type = str(raw.get("model_type") or DEFAULT_MODEL_TYPE).lower()
     vision_config: Mapping[str, Any] | None = None

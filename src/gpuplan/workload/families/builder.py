@@ -128,12 +128,9 @@ def expert_fields(values: Values, family: Family, intermediate: int) -> Fields:
     if family.expert_width_from_intermediate:
         width = width or intermediate
     if not width:
-        raise ConfigError("model.moe_intermediate_size: missing for a mixture-of-experts model")
+        raise ConfigError.of("error.config_moe_width")
     if per_token < 1 or per_token > num_experts:
-        raise ConfigError(
-            f"model.num_experts_per_tok: must be between 1 and num_experts ({num_experts}), "
-            f"got {per_token}"
-        )
+        raise ConfigError.of("error.config_experts_per_token", experts=num_experts, value=per_token)
     shared_width = (optional_int(values, "num_shared_experts") or 0) * width
     shared_gate = False
     if values.get("shared_expert_intermediate_size"):
@@ -166,7 +163,7 @@ def position_fields(values: Values, family: Family) -> Fields:
     rows = 0
     if position == "learned":
         if max_positions is None:
-            raise ConfigError("model.max_position_embeddings: needed for learned positions")
+            raise ConfigError.of("error.config_positions")
         rows = max_positions + family.learned_position_offset
     return {
         "position_embedding": position,
@@ -199,11 +196,14 @@ def sliding_window_layers(values: Values, family: Family, layers: int) -> tuple[
     kinds = values.get("layer_types")
     if kinds is not None:
         if not isinstance(kinds, list | tuple) or len(kinds) != layers:
-            raise ConfigError(f"model.layer_types: expected a list of {layers} layer types")
+            raise ConfigError.of("error.config_layer_types", layers=layers)
         unknown = next((kind for kind in kinds if kind not in LAYER_TYPES), None)
         if unknown is not None:
-            raise ConfigError(
-                f"model.layer_types: {unknown!r} is not one of {', '.join(LAYER_TYPES)}"
+            raise ConfigError.of(
+                "error.not_one_of",
+                field="model.layer_types",
+                value=repr(unknown),
+                accepted=", ".join(LAYER_TYPES),
             )
         return tuple(kind == "sliding_attention" for kind in kinds)
     pattern = optional_int(values, "sliding_window_pattern") or family.full_attention_every
@@ -259,13 +259,10 @@ def vision_tower_params(
         return 0
     if family.vision_params is None:
         if vision_config:
-            raise ConfigError(
-                f"model.vision_config: gpuplan counts no vision tower for {family.name}; "
-                "give the text model's config (its text_config) alone"
-            )
+            raise ConfigError.of("error.config_no_vision", family=family.name)
         return 0
     if not isinstance(vision_config, Mapping):
-        raise ConfigError("model.vision_config: expected a table of config.json keys")
+        raise ConfigError.of("error.config_vision_table")
     return family.vision_params(vision_config, text_hidden)
 
 
@@ -276,21 +273,17 @@ def check_architecture(spec: ModelSpec, head_dim_given: bool) -> ModelSpec:
     heads (grouped-query attention; not checked for MLA, whose KV is a latent)."""
     heads, kv_heads = spec.num_attention_heads, spec.num_kv_heads
     if not spec.uses_mla and not head_dim_given and spec.hidden_size % heads:
-        raise ConfigError(
-            f"model.num_attention_heads: {heads} heads do not divide hidden_size "
-            f"{spec.hidden_size}; give head_dim"
-        )
+        raise ConfigError.of("error.config_heads", heads=heads, hidden=spec.hidden_size)
     if not spec.uses_mla and heads % kv_heads:
-        raise ConfigError(
-            f"model.num_key_value_heads: {kv_heads} does not divide num_attention_heads {heads}"
-        )
+        raise ConfigError.of("error.config_kv_heads", kv_heads=kv_heads, heads=heads)
     _check_ranges(spec)
     from gpuplan.limits import MAX_PARAMETERS
 
     if spec.total_params > MAX_PARAMETERS:
-        raise ConfigError(
-            f"model: {spec.total_params:.3g} parameters, more than {MAX_PARAMETERS:.0e} "
-            "(check num_hidden_layers, hidden_size, intermediate_size and the expert sizes)"
+        raise ConfigError.of(
+            "error.config_too_large",
+            params=f"{spec.total_params:.3g}",
+            most=f"{MAX_PARAMETERS:.0e}",
         )
     return spec
 

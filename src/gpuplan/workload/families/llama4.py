@@ -53,10 +53,12 @@ def llama4_moe_keys(values: Values) -> None:
     if given is not None:
         layers = positive_int(values, "num_hidden_layers")
         if not isinstance(given, list | tuple) or not _every_step(given, step, layers):
-            raise ConfigError(
-                f"model.moe_layers: {shown(given)} is not every interleave_moe_layer_step-th "
-                f"layer ({step}: layers {step - 1}, {2 * step - 1}, ...), the only routing "
-                "gpuplan models; leave moe_layers out"
+            raise ConfigError.of(
+                "error.config_moe_layers",
+                value=shown(given),
+                step=step,
+                first=step - 1,
+                second=2 * step - 1,
             )
 
 

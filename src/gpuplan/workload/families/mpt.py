@@ -20,7 +20,7 @@ def mpt_layout(values: Values, fields: Fields) -> None:
     ratio = values.get("expansion_ratio")
     ratio = 4 if ratio is None else ratio
     if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not math.isfinite(ratio):
-        raise ConfigError(f"model.expansion_ratio: expected a number, got {ratio!r}")
+        raise ConfigError.of("error.number", field="model.expansion_ratio", value=repr(ratio))
     values.setdefault("intermediate_size", int(ratio * fields["hidden_size"]))
 
 
