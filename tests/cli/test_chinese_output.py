@@ -155,9 +155,9 @@ they are."""
 
 @cache
 def catalog_names() -> frozenset[str]:
-    """Names the catalog's data gives (providers, GPUs, models, frameworks, billing ids, the
-    values of scenario settings, node link kinds, the exchange rates' sources): shown as they are, never
-    translated."""
+    """Names the catalog's data gives (providers, GPUs and their sources, models, frameworks,
+    billing ids, the values of scenario settings, node link kinds, the exchange rates' sources):
+    shown as they are, never translated."""
     from gpuplan.catalog import all_gpus, all_models
     from gpuplan.hardware.topology import INTRA_NODE_LINKS
     from gpuplan.pricing.currency import default_rates
@@ -165,7 +165,7 @@ def catalog_names() -> frozenset[str]:
 
     names: set[str] = set()
     for gpu in all_gpus():
-        names.update(WORD.findall(gpu.name))
+        names.update(WORD.findall(f"{gpu.name} {gpu.source}"))
     for model in all_models():
         names.update(WORD.findall(f"{model.name} {model.family} {model.position_embedding}"))
         names.add(model.norm)

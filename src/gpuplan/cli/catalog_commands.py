@@ -23,73 +23,22 @@ def register(app: typer.Typer) -> None:
     app.command("gpu", help="Specs of one GPU, each with its source and date.")(show_gpu)
 
 
-def _params(count: int) -> str:
-    from gpuplan.units import format_tokens
-
-    return format_tokens(count)
-
-
 def list_models(json_output: JsonOption = False, wide: WideOption = False) -> None:
-    from gpuplan.catalog import all_models, model_entries
+    """Every built-in model (``services.catalog.models``), as JSON or as the catalog's models
+    table (``report.catalog.models_table``)."""
+    from gpuplan.services.catalog import models
 
-    models = all_models()
+    listing = models()
     if json_output:
         from gpuplan.cli.output import print_json
 
-        entries = model_entries()
-        print_json(
-            [
-                {
-                    "name": m.name,
-                    "family": m.family,
-                    "hf_repo": entries[m.name].get("hf_repo"),
-                    "total_params": m.total_params,
-                    "active_params": m.active_params,
-                    "num_layers": m.num_layers,
-                    "hidden_size": m.hidden_size,
-                    "vocab_size": m.vocab_size,
-                    "max_position_embeddings": m.max_position_embeddings,
-                }
-                for m in models
-            ]
-        )
+        print_json(listing)
         return
-    from gpuplan.cli.tables import FitTable as Table
-    from gpuplan.cli.tables import print_table
-    from gpuplan.i18n import translate
+    from gpuplan.cli.tables import print_table, rich_table
+    from gpuplan.i18n import current_language
+    from gpuplan.report.catalog import models_table
 
-    table = Table(title=translate("catalog.models_title"))
-    drop_ranks = {"family": 1, "layers": 3, "hidden": 4, "heads/kv": 2, "vocab": 6, "context": 5}
-    for column in (
-        "name",
-        "family",
-        "params",
-        "active",
-        "layers",
-        "hidden",
-        "heads_kv",
-        "vocab",
-        "context",
-    ):
-        table.add_column(
-            translate(f"catalog.model.{column}"),
-            justify="left" if column in ("name", "family") else "right",
-            key=column in ("name", "params", "active"),
-            drop=drop_ranks.get(column),
-        )
-    for m in models:
-        table.add_row(
-            m.name,
-            m.family,
-            f"{m.total_params:,}",
-            _params(m.active_params) if m.is_moe else "",
-            str(m.num_layers),
-            str(m.hidden_size),
-            f"{m.num_attention_heads}/{m.num_kv_heads}",
-            str(m.vocab_size),
-            str(m.max_position_embeddings or ""),
-        )
-    print_table(table)
+    print_table(rich_table(models_table(listing, current_language())))
 
 
 def show_model(
@@ -186,50 +135,22 @@ def show_model(
     show_warnings(config_defaults_notices(spec))
 
 
-def _tflops(gpu: GPUSpec, dtype: str) -> str:
-    peak = gpu.peak_flops.get(dtype)
-    return f"{peak / 1e12:g}" if peak is not None else "-"
-
-
 def list_gpus(json_output: JsonOption = False, wide: WideOption = False) -> None:
-    from gpuplan.catalog import all_gpus
+    """Every built-in GPU (``services.catalog.gpus``), as JSON or as the catalog's GPU table
+    (``report.catalog.gpus_table``)."""
+    from gpuplan.services.catalog import gpus
 
-    gpus = all_gpus()
+    listing = gpus()
     if json_output:
         from gpuplan.cli.output import print_json
 
-        print_json([gpu.to_dict() for gpu in gpus])
+        print_json(listing)
         return
-    from gpuplan.cli.tables import FitTable as Table
-    from gpuplan.cli.tables import print_table
-    from gpuplan.i18n import translate
-    from gpuplan.units import format_bandwidth, format_bytes
+    from gpuplan.cli.tables import print_table, rich_table
+    from gpuplan.i18n import current_language
+    from gpuplan.report.catalog import gpus_table
 
-    table = Table(title=translate("catalog.gpus_title"))
-    left = ("id", "catalog.gpu.link", "col.observed")
-    drop_ranks = {
-        "HBM/GDDR": 3, "fp8": 2, "tf32": 5, "catalog.gpu.link": 4, "col.observed": 6, "TDP": 1,
-    }  # fmt: skip
-    for column in ("id", "col.memory", "HBM/GDDR", "bf16", "fp8", "tf32", *left[1:], "TDP"):
-        table.add_column(
-            translate(column) if "." in column else column,
-            justify="left" if column in left else "right",
-            key=column in ("id", "bf16"),
-            drop=drop_ranks.get(column),
-        )
-    for gpu in gpus:
-        table.add_row(
-            gpu.id,
-            f"{format_bytes(gpu.memory_bytes)} ({gpu.memory_quoted})",
-            format_bandwidth(gpu.memory_bandwidth) if gpu.memory_bandwidth else "-",
-            _tflops(gpu, "bf16"),
-            _tflops(gpu, "fp8"),
-            _tflops(gpu, "tf32"),
-            f"{gpu.intra_node_link} {format_bandwidth(gpu.intra_node_bandwidth)}",
-            gpu.observed,
-            f"{gpu.tdp_watts:g} W" if gpu.tdp_watts else "-",
-        )
-    print_table(table)
+    print_table(rich_table(gpus_table(listing, current_language())))
 
 
 def _gpu_rows(gpu: GPUSpec) -> list[tuple[str, str, str]]:

@@ -152,7 +152,6 @@ def list_offers(
         return
     book = _book(offers_file, discount, rates)
     entries = jsonable(list_entries(book, rates, gpu, provider))
-    offers = [book.get(entry["id"]) for entry in entries]
     if json_output:
         from gpuplan.cli.output import print_json
 
@@ -161,60 +160,12 @@ def list_offers(
     from rich.markup import escape
 
     from gpuplan.cli.output import console
-    from gpuplan.cli.tables import FitTable, print_table
-    from gpuplan.i18n import translate
-    from gpuplan.terms import billing_name, term
-    from gpuplan.units import format_duration
-
-    table = FitTable(title=translate("offers.title"), leading=1)
-    table.add_column("id", key=True)
-    table.add_column(translate("col.gpus"), key=True)
-    table.add_column(translate("offers.provider_machine_plans"))
-    table.add_column(translate("col.observed"), drop=1)
-    for entry, offer in zip(entries, offers, strict=True):
-        plan_texts = []
-        for plan_entry, plan in zip(entry["plans"], offer.plans, strict=True):
-            period = format_duration(plan.price_period_seconds)
-            ratio = plan_entry["vs_catalog_median"]
-            notes = [f"${plan_entry['per_gpu_hour_usd']:.2f}/GPU-h"]
-            if ratio is not None:
-                notes.append(translate("offers.vs_median", ratio=f"{ratio:.2f}"))
-            if plan.provenance.is_estimate:
-                notes.append(translate("offers.estimate"))
-            separator = translate("machine.separator")
-            plan_texts.append(
-                f"{billing_name(plan.name)}: {_money(plan.price, offer.currency)}/"
-                f"{term('per', plan.per)}/{period} ({separator.join(notes)})"
-            )
-        observed = sorted({plan.provenance.observed for plan in offer.plans})
-        table.add_row(
-            *(
-                escape(text)
-                for text in (
-                    offer.id,
-                    f"{offer.gpus} x {offer.gpu}",
-                    "\n".join([f"{offer.provider}: {machine_text(offer)}", *plan_texts]),
-                    "\n".join(observed),
-                )
-            )
-        )
-    print_table(table)
-    console.print(escape(translate("offers.footer", count=len(entries))))
-
-
-def machine_text(offer: Any) -> str:
-    """What the offer's instance is, and from how many instances a cluster offer sells."""
-    from gpuplan.hardware.topology import machine_summary
+    from gpuplan.cli.tables import print_table, rich_table
     from gpuplan.i18n import current_language, translate
+    from gpuplan.report.catalog import offers_table
 
-    text = (
-        machine_summary(offer.topology.to_dict(), current_language())
-        if offer.topology
-        else translate("offers.no_topology")
-    )
-    if offer.min_instances > 1:
-        text += translate("offers.min_instances", count=offer.min_instances)
-    return text
+    print_table(rich_table(offers_table(entries, current_language()), leading=1))
+    console.print(escape(translate("offers.footer", count=len(entries))))
 
 
 def _check(

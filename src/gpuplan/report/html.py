@@ -78,7 +78,7 @@ def _table(table: Table) -> str:
     def cell(tag: str, index: int, text: str) -> str:
         css = cell_class(text, index in table.numeric)
         attribute = f' class="{css}"' if css else ""
-        return f"<{tag}{attribute}>{escape(text)}</{tag}>"
+        return f"<{tag}{attribute}>{escape(text).replace(chr(10), '<br>')}</{tag}>"
 
     head = "".join(cell("th", index, text) for index, text in enumerate(table.headers))
     body = "\n".join(

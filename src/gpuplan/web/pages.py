@@ -14,7 +14,6 @@ from markupsafe import Markup
 from gpuplan.errors import InputError
 from gpuplan.report.document import Report
 from gpuplan.report.html import render_body, render_html
-from gpuplan.terms import billing_name
 from gpuplan.web import services
 from gpuplan.web.encoding import jsonable
 from gpuplan.web.inputs import (
@@ -274,39 +273,17 @@ def _tco_answer(fields: dict[str, str], _: bytes | None, lang: str) -> dict[str,
 # --- catalog -------------------------------------------------------------------------------
 
 
-def _peak_tflops(gpu: Mapping[str, Any]) -> str:
-    peak = gpu["peak_flops"].get("bf16") or gpu["peak_flops"].get("fp16") or 0
-    return f"{peak / 1e12:,.0f} TFLOP/s"
-
-
 @router.get("/catalog", response_class=HTMLResponse, include_in_schema=False)
 def catalog_page(request: Request) -> HTMLResponse:
-    """Every GPU (with its full source), model and offer (one line per billing plan)."""
+    """The catalog's tables as the terminal prints them (``report.catalog``): every GPU with its
+    source, every model, every offer with one line per billing plan."""
+    from gpuplan.report.catalog import gpus_table, models_table, offers_table
+    from gpuplan.report.html import render_block
+
     lang = _language(request)
-    gpus = [
-        [
-            gpu["id"],
-            f"{gpu['memory_bytes'] / 2**30:.0f} GiB ({gpu['memory_quoted']})",
-            _peak_tflops(gpu),
-            gpu["source"],
-            gpu["observed"],
-        ]
-        for gpu in services.gpus()
-    ]
-    models = [[model["name"], f"{model['total_params']:,}"] for model in services.models()]
-    offers = [
-        [
-            offer["id"],
-            offer["provider"],
-            f"{offer['gpus']} x {offer['gpu']}",
-            [
-                f"{billing_name(plan['name'], lang)}: {plan['price']} {offer['currency']}/{plan['per']}"
-                for plan in offer["plans"]
-            ],
-            offer["observed"],
-        ]
-        for offer in services.offers()
-    ]
+    gpus = Markup(render_block(gpus_table(services.gpus(), lang)))
+    models = Markup(render_block(models_table(services.models(), lang)))
+    offers = Markup(render_block(offers_table(services.offers(), lang)))
     html = render(
         "catalog.html",
         lang,

@@ -88,39 +88,17 @@ def tco(document: Mapping[str, Any]) -> Built:
 
 
 def models() -> list[dict[str, Any]]:
-    """The model catalog: name, family and exact parameter counts."""
-    from gpuplan.catalog import all_models
+    """The model catalog (``gpuplan models --json``)."""
+    from gpuplan.services import catalog
 
-    return [
-        {
-            "name": model.name,
-            "total_params": model.total_params,
-            "active_params": model.active_params,
-        }
-        for model in all_models()
-    ]
+    return catalog.models()
 
 
 def gpus() -> list[dict[str, Any]]:
-    """The GPU catalog with dense peaks, memory, and sources."""
-    from gpuplan.catalog import all_gpus
+    """The GPU catalog (``gpuplan gpus --json``): dense peaks, memory, links and sources."""
+    from gpuplan.services import catalog
 
-    return [
-        {
-            "id": gpu.id,
-            "name": gpu.name,
-            "memory_bytes": gpu.memory_bytes,
-            "memory_quoted": gpu.memory_quoted,
-            "peak_flops": dict(gpu.peak_flops),
-            "memory_bandwidth": gpu.memory_bandwidth,
-            "intra_node_link": gpu.intra_node_link,
-            "gpus_per_node": gpu.gpus_per_node,
-            "tdp_watts": gpu.tdp_watts,
-            "source": gpu.source,
-            "observed": gpu.observed,
-        }
-        for gpu in all_gpus()
-    ]
+    return catalog.gpus()
 
 
 def offers(gpu: str | None = None, provider: str | None = None) -> list[dict[str, Any]]:
