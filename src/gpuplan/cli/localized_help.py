@@ -99,9 +99,9 @@ def localize(command: click.Command, lang: str) -> None:
 
 
 def localize_typer_words(lang: str) -> None:
-    """Typer's panel titles and option notes in ``lang``. Typer's Rich help module is imported
-    only for a language other than English (it pulls in Markdown rendering, which English help
-    of the root command does not need)."""
+    """Typer's panel titles, option notes and usage errors (``cli.usage_errors``) in ``lang``.
+    Typer's Rich help module is imported only for a language other than English (it pulls in
+    Markdown rendering, which English help of the root command does not need)."""
     import sys
 
     from gpuplan.i18n import translate
@@ -113,6 +113,9 @@ def localize_typer_words(lang: str) -> None:
         from typer import rich_utils
     for constant, key in TYPER_WORDS.items():
         setattr(rich_utils, constant, translate(key, lang))
+    from gpuplan.cli.usage_errors import localize_usage_errors
+
+    localize_usage_errors(rich_utils, lang)
 
 
 def _commands(command: click.Command) -> Iterator[click.Command]:
