@@ -12,6 +12,8 @@ example for that page), and then checked by :data:`LAYOUT_CHECK` in the page its
   labels of one chart overlap;
 - every table cell holding one date or amount (``2026-08-22``, ``¥1,234.00``, ``$38.93``) is
   on one line and not wider than its cell (``scrollWidth <= clientWidth``);
+- in a desktop window (1000 px and wider) every cell citing a source (``td.source``) is whole
+  inside its table's box, not hidden behind its scroll (a phone scrolls wide tables);
 - the page itself is not wider than the window (wide tables scroll inside their box).
 
 Exits 1 and prints each fault when any page has one. tests/web/test_browser.py runs the same
@@ -82,6 +84,13 @@ LAYOUT_CHECK = r"""
     if (tops.size > 1) faults.push(`cell "${text}" wraps over ${tops.size} lines`);
     if (cell.scrollWidth > cell.clientWidth + 1 && cell.tagName === "TD") {
       faults.push(`cell "${text}" overflows its cell`);
+    }
+  });
+  const desktop = window.innerWidth >= 1000;
+  document.querySelectorAll(desktop ? "td.source" : "none").forEach(cell => {
+    const box = cell.closest(".table-scroll");
+    if (box && cell.getBoundingClientRect().right > box.getBoundingClientRect().right + 1) {
+      faults.push(`source "${cell.textContent.trim().slice(0, 40)}" runs past its table's box`);
     }
   });
   const page = document.documentElement;

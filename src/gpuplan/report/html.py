@@ -30,7 +30,7 @@ th { background: var(--soft); font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.nowrap, td.date, td.amount, td.id, td .line { white-space: nowrap; }
 td .line { display: block; }
-td.source { overflow-wrap: anywhere; min-width: 16em; }
+td.source { overflow-wrap: anywhere; min-width: 9em; }
 .table-scroll { overflow-x: auto; max-width: 100%; margin: 10px 0; }
 .table-scroll > table { margin: 0; }
 figure { margin: 12px 0; }
@@ -64,14 +64,21 @@ IDENTIFIER = re.compile(r"(\d+\s?[x×]\s?)?[A-Za-z0-9][\w.\-/+:]{0,39}", re.ASCI
 split at its hyphens."""
 
 
+SOURCE = re.compile(r"https?://|github:")
+"""A cell that cites where a figure comes from (a URL, a repository path): it may break
+anywhere, so that a long source never widens the table past the page."""
+
+
 def cell_class(text: str, numeric: bool) -> str:
     """CSS class of a table cell: ``num`` (right-aligned, no wrap) for numeric columns,
     ``nowrap`` for a cell whose text :data:`UNBREAKABLE` or :data:`IDENTIFIER` matches,
-    else none."""
+    ``source`` for one that :data:`SOURCE` finds, else none."""
     if numeric:
         return "num"
     whole = text.strip()
-    return "nowrap" if UNBREAKABLE.fullmatch(whole) or IDENTIFIER.fullmatch(whole) else ""
+    if UNBREAKABLE.fullmatch(whole) or IDENTIFIER.fullmatch(whole):
+        return "nowrap"
+    return "source" if SOURCE.search(whole) else ""
 
 
 def _table(table: Table) -> str:
