@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from gpuplan.catalog import all_gpus, all_models
 from gpuplan.cli.app import app
+from gpuplan.jsonable import jsonable
 from gpuplan.report.catalog import gpus_table, models_table, offers_table
 from gpuplan.services import catalog
 from gpuplan.web import services
@@ -22,10 +23,10 @@ def run(*args: str) -> str:
 
 
 def test_listings_are_one_row_per_catalog_entry_with_exact_counts() -> None:
-    models = models_table(catalog.models(), "en")
+    models = models_table(jsonable(catalog.models()), "en")
     assert [row[0] for row in models.rows] == [model.name for model in all_models()]
     assert [row[2] for row in models.rows] == [f"{m.total_params:,}" for m in all_models()]
-    gpus = gpus_table(catalog.gpus(), "en")
+    gpus = gpus_table(jsonable(catalog.gpus()), "en")
     assert [row[0] for row in gpus.rows] == [gpu.id for gpu in all_gpus()]
     assert all(row[-1] == gpu.source for row, gpu in zip(gpus.rows, all_gpus(), strict=True))
 

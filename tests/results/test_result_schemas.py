@@ -23,6 +23,9 @@ EXAMPLE = ROOT / "examples" / "llama-8b-fsdp-8xh100.yaml"
 SEED_TCO = ROOT / "examples" / "seed-tco.toml"
 STUDENT = ("--model", "llama-3.1-8b", "--method", "qlora", "--tokens", "100M")
 NO_TOKENS = {"model": "llama-3.1-8b", "hardware": {"gpu": "h100-sxm-80gb", "count": 8}}
+USAGE = ROOT / "examples" / "usage-sample.csv"
+AUDITED = ("--offer", "runpod-secure-h100-sxm-x1")
+SKYPILOT_SAMPLE = ROOT / "tests" / "pricing" / "data" / "skypilot_vms_sample.csv"
 
 COMMANDS: list[tuple[str, tuple[str, ...]]] = [
     ("estimate", ("estimate", str(EXAMPLE))),
@@ -51,9 +54,31 @@ COMMANDS: list[tuple[str, tuple[str, ...]]] = [
     ("tco", ("tco", str(SEED_TCO))),
     ("offers", ("offers",)),
     ("offers", ("offers", "--gpu", "h100")),
+    ("offers-check", ("offers", "--check")),
+    ("audit", ("audit", str(USAGE), *AUDITED)),
+    ("audit", ("audit", str(USAGE), *AUDITED, "--invoiced", "230")),
+    ("models", ("models",)),
+    ("model", ("model", "llama-3.1-8b")),
+    ("model", ("model", "deepseek-v3")),
+    ("model", ("model", "gpt-oss-120b")),
+    ("gpus", ("gpus",)),
+    ("gpu", ("gpu", "h100")),
+    ("gpu", ("gpu", "910B")),
+    ("bench-launch", ("bench", "--collectives", "--nodes", "4", "--network", "ib-ndr-400g")),
 ]
 """Each command with ``--json`` and the result it prints: plain, spot, no plan, a predicted
-quote, each branch that fills an optional part."""
+quote, each branch that fills an optional part (an invoice to compare, a mixture of experts
+with its router, a GPU the speed model does not predict and no offer prices)."""
+
+TESTED_APART = {
+    "memory-estimate": "the Python API's memory result (gpuplan.services.estimate.memory)",
+    "plans": "test_the_python_api_is_json_and_validates",
+    "bench-run": "test_bench_show_and_history_validate",
+    "bench-history": "test_bench_show_and_history_validate",
+    "bench-compare": "test_bench_show_and_history_validate",
+    "offers-import": "test_an_import_validates",
+}
+"""Results whose output needs a stored run or a file written: validated by their own test."""
 
 
 def validator(name: str) -> Any:
@@ -73,6 +98,10 @@ def test_the_shipped_result_schema_is_the_generated_one(name: str) -> None:
     assert shipped_schema_text(name) == json_schema_text(name), (
         f"{name}.schema.json is out of date: run `python -m gpuplan.results.schema`"
     )
+
+
+def test_every_result_has_a_json_output_that_is_validated() -> None:
+    assert set(RESULT_TYPES) == {name for name, _ in COMMANDS} | set(TESTED_APART)
 
 
 @pytest.mark.parametrize(("name", "args"), COMMANDS, ids=[" ".join(a)[:60] for _, a in COMMANDS])
@@ -128,6 +157,40 @@ def test_bench_show_and_history_validate(cli, tmp_path, monkeypatch) -> None:
     code, out, err = cli("bench", "history", "--json")
     assert code == 0, err
     assert_valid("bench-history", json.loads(out))
+    code, out, err = cli("bench", "compare", str(run_id), "lambda-h100-sxm-x8", "--json")
+    assert code in (0, 1), err
+    comparison = json.loads(out)
+    assert_valid("bench-compare", comparison)
+    assert comparison["run_id"] == run_id and comparison["gpu"] == "h100-sxm-80gb"
+    assert [check["measured"] for check in comparison["checks"]] == [None, 0]
+
+
+def test_an_import_validates(cli, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("GPUPLAN_DATA_DIR", str(tmp_path))
+    code, out, err = cli("offers", "import", str(SKYPILOT_SAMPLE), "--provider", "aws", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert_valid("offers-import", result)
+    assert result["imported"] == 3 and result["findings"]
+
+
+def test_a_model_config_with_list_valued_rope_scaling_validates(cli, tmp_path) -> None:
+    config = {
+        "model_type": "phi3",
+        "num_hidden_layers": 2,
+        "hidden_size": 256,
+        "num_attention_heads": 4,
+        "intermediate_size": 512,
+        "vocab_size": 1000,
+        "rope_scaling": {"type": "longrope", "short_factor": [1.0] * 32, "long_factor": [2.0] * 32},
+    }
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    code, out, err = cli("model", str(path), "--json")
+    assert code == 0, err
+    model = json.loads(out)
+    assert_valid("model", model)
+    assert model["settings"]["rope_scaling"]["short_factor"] == [1.0] * 32
 
 
 def test_the_python_api_is_json_and_validates() -> None:
@@ -161,6 +224,35 @@ def test_a_result_keeps_every_key_the_computation_gave_and_no_other() -> None:
         ("quote", quote(offer, 86400.0, rates=rates).to_dict(None, rates)),
     ):
         assert jsonable(build(name, values)) == jsonable(values)
+
+
+def test_the_catalog_results_keep_every_key_of_the_specs() -> None:
+    from gpuplan.catalog import all_gpus, all_models
+    from gpuplan.services import catalog
+
+    assert jsonable(catalog.gpus()) == jsonable([gpu.to_dict() for gpu in all_gpus()])
+    for spec in all_models():
+        values = jsonable(spec.to_dict())
+        result = jsonable(catalog.model(spec))
+        assert result["settings"].pop("rope_scaling") == dict(
+            values["settings"].pop("rope_scaling")
+        )
+        assert result == values, spec.name
+
+
+def test_the_pricing_and_bench_results_keep_every_key() -> None:
+    from decimal import Decimal
+
+    from gpuplan.bench.collectives import launch_commands
+    from gpuplan.pricing.audit import audit, read_usage
+    from gpuplan.pricing.offers import OfferBook
+
+    offer = OfferBook.build().get(AUDITED[1])
+    for invoiced in (None, Decimal(230)):
+        values = audit(read_usage(USAGE), offer, invoiced=invoiced)
+        assert jsonable(build("audit", values)) == jsonable(values)
+    commands = launch_commands(2, 8)
+    assert jsonable(build("bench-launch", commands)) == commands
 
 
 def test_results_are_frozen_and_their_fields_name_units() -> None:

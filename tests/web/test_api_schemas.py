@@ -29,6 +29,8 @@ REQUESTS = [
     ("quote", "post", "/api/quote", {"offer": "xingyu-a100-40gb-x4", "duration": "40d"}),
     ("tco", "post", "/api/tco", {"inputs": SEED_TCO}),
     ("offers", "get", "/api/offers?gpu=h100", None),
+    ("models", "get", "/api/models", None),
+    ("gpus", "get", "/api/gpus", None),
 ]
 
 
@@ -44,3 +46,10 @@ def test_every_json_api_answer_validates_against_its_schema(client, name, method
     schema = json.loads(shipped_schema_text(name))
     errors = list(jsonschema.Draft202012Validator(schema).iter_errors(response.json()))
     assert not errors, [error.message for error in errors[:3]]
+
+
+@pytest.mark.parametrize("name", ["models", "gpus"])
+def test_the_catalog_answers_are_what_the_cli_prints(client, cli, name):
+    code, out, err = cli(name, "--json")
+    assert code == 0, err
+    assert client.get(f"/api/{name}").json() == json.loads(out)

@@ -218,8 +218,9 @@ def _print_launch_commands(
     commands = launch_commands(nodes, gpus_per_node, network=network)
     if json_output:
         from gpuplan.cli.output import print_json
+        from gpuplan.results import build
 
-        print_json(commands)
+        print_json(build("bench-launch", commands))
         return
     print("# Run on every node (MASTER_ADDR = the first node); rank 0 writes collectives.json")
     print("# and stores the run (gpuplan bench history).")
@@ -355,8 +356,9 @@ def compare(
     result = compare_run_to_offer(run, chosen)
     if json_output:
         from gpuplan.cli.output import print_json
+        from gpuplan.results import build
 
-        print_json(result)
+        print_json(build("bench-compare", result))
     else:
         _print_comparison(result, run_id, chosen)
     from gpuplan.bench.report import FAILING

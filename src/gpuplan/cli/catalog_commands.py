@@ -26,9 +26,10 @@ def register(app: typer.Typer) -> None:
 def list_models(json_output: JsonOption = False, wide: WideOption = False) -> None:
     """Every built-in model (``services.catalog.models``), as JSON or as the catalog's models
     table (``report.catalog.models_table``)."""
+    from gpuplan.jsonable import jsonable
     from gpuplan.services.catalog import models
 
-    listing = models()
+    listing = jsonable(models())
     if json_output:
         from gpuplan.cli.output import print_json
 
@@ -57,8 +58,9 @@ def show_model(
     spec = resolve_model(name)
     if json_output:
         from gpuplan.cli.output import print_json
+        from gpuplan.services.catalog import model
 
-        print_json(spec.to_dict())
+        print_json(model(spec))
         return
     from rich.markup import escape
 
@@ -138,9 +140,10 @@ def show_model(
 def list_gpus(json_output: JsonOption = False, wide: WideOption = False) -> None:
     """Every built-in GPU (``services.catalog.gpus``), as JSON or as the catalog's GPU table
     (``report.catalog.gpus_table``)."""
+    from gpuplan.jsonable import jsonable
     from gpuplan.services.catalog import gpus
 
-    listing = gpus()
+    listing = jsonable(gpus())
     if json_output:
         from gpuplan.cli.output import print_json
 
@@ -198,8 +201,9 @@ def show_gpu(
     gpu = load_gpu(name)
     if json_output:
         from gpuplan.cli.output import print_json
+        from gpuplan.services.catalog import gpu as gpu_entry
 
-        print_json(gpu.to_dict())
+        print_json(gpu_entry(gpu))
         return
     from gpuplan.cli.output import console
     from gpuplan.cli.tables import FitTable as Table

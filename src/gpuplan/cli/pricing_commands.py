@@ -200,9 +200,17 @@ def _check(
     errors = sum(finding.level == "error" for finding in findings)
     if json_output:
         from gpuplan.cli.output import print_json
+        from gpuplan.results import build
 
         print_json(
-            {"offers": len(checked), "errors": errors, "findings": [f.to_dict() for f in findings]}
+            build(
+                "offers-check",
+                {
+                    "offers": len(checked),
+                    "errors": errors,
+                    "findings": [finding.to_dict() for finding in findings],
+                },
+            )
         )
     else:
         from gpuplan.cli.output import console
@@ -294,24 +302,28 @@ def import_offers(
     )
     if json_output:
         from gpuplan.cli.output import print_json
+        from gpuplan.results import build
 
         print_json(
-            {
-                "format": chosen,
-                "rows": result.rows,
-                "rows_without_gpu": result.rows_without_gpu,
-                "imported": len(result.offers),
-                "files": [
-                    {
-                        "path": str(item.path),
-                        "provider": item.provider,
-                        "replaced": item.replaced,
-                        "offers": [offer.id for offer in item.offers],
-                    }
-                    for item in written
-                ],
-                "findings": [finding.to_dict() for finding in result.findings],
-            }
+            build(
+                "offers-import",
+                {
+                    "format": chosen,
+                    "rows": result.rows,
+                    "rows_without_gpu": result.rows_without_gpu,
+                    "imported": len(result.offers),
+                    "files": [
+                        {
+                            "path": str(item.path),
+                            "provider": item.provider,
+                            "replaced": item.replaced,
+                            "offers": [offer.id for offer in item.offers],
+                        }
+                        for item in written
+                    ],
+                    "findings": [finding.to_dict() for finding in result.findings],
+                },
+            )
         )
     else:
         _print_import(file, FORMAT_LABELS[chosen], result, written)
@@ -795,8 +807,9 @@ def audit_command(
     result = audit(read_usage(file), chosen, plan, rates, invoiced_amount)
     if json_output:
         from gpuplan.cli.output import print_json
+        from gpuplan.results import build
 
-        print_json(result)
+        print_json(build("audit", result))
         return
     from rich.markup import escape
 

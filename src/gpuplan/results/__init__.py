@@ -12,6 +12,16 @@
   :class:`~.bench.BenchRun`
 - ``bench-history``: ``gpuplan bench history --json``, a list of
   :class:`gpuplan.store.StoredRunSummary`
+- ``bench-compare``: ``gpuplan bench compare RUN OFFER --json``, :class:`~.bench.BenchCompare`
+- ``bench-launch``: ``gpuplan bench --collectives --json``, :class:`~.bench.BenchLaunch`
+- ``models``: ``gpuplan models --json`` and ``GET /api/models``, a list of
+  :class:`~.catalog.ModelListing`
+- ``model``: ``gpuplan model NAME --json``, :class:`~.catalog.ModelDetail`
+- ``gpus``: ``gpuplan gpus --json`` and ``GET /api/gpus``, a list of :class:`~.catalog.GpuEntry`
+- ``gpu``: ``gpuplan gpu NAME --json``, :class:`~.catalog.GpuEntry`
+- ``audit``: ``gpuplan audit USAGE.csv --offer ID --json``, :class:`~.audit.Audit`
+- ``offers-check``: ``gpuplan offers --check --json``, :class:`~.offers_file.OffersCheck`
+- ``offers-import``: ``gpuplan offers import FILE --json``, :class:`~.offers_file.OffersImport`
 
 Field names carry their units (``step_seconds``, ``peak_bytes``, ``tokens_per_second``);
 quantities are base units (bytes, seconds, FLOP/s, tokens) and money is a number in units of
@@ -39,6 +49,15 @@ RESULT_TYPES: dict[str, tuple[str, str, bool]] = {
     "offers": ("gpuplan.results.pricing", "OfferEntry", True),
     "bench-run": ("gpuplan.results.bench", "BenchRun", False),
     "bench-history": ("gpuplan.store", "StoredRunSummary", True),
+    "bench-compare": ("gpuplan.results.bench", "BenchCompare", False),
+    "bench-launch": ("gpuplan.results.bench", "BenchLaunch", False),
+    "models": ("gpuplan.results.catalog", "ModelListing", True),
+    "model": ("gpuplan.results.catalog", "ModelDetail", False),
+    "gpus": ("gpuplan.results.catalog", "GpuEntry", True),
+    "gpu": ("gpuplan.results.catalog", "GpuEntry", False),
+    "audit": ("gpuplan.results.audit", "Audit", False),
+    "offers-check": ("gpuplan.results.offers_file", "OffersCheck", False),
+    "offers-import": ("gpuplan.results.offers_file", "OffersImport", False),
 }
 """Result name -> (module, type, whether the result is a list of that type)."""
 

@@ -1,4 +1,5 @@
-"""A benchmark run (``gpuplan bench --json``, ``gpuplan bench show --json``)."""
+"""Benchmark results: a run (``gpuplan bench --json``, ``gpuplan bench show --json``), a run
+held against an offer (``gpuplan bench compare``) and the multi-node launch commands."""
 
 from __future__ import annotations
 
@@ -43,3 +44,36 @@ class BenchRun:
     thresholds: dict[str, Any] = field(default_factory=dict)
     measurements: dict[str, Any] = field(default_factory=dict)
     id: int | None = None
+
+
+@dataclass(frozen=True)
+class BenchCheck:
+    """One identity check of a run against an offer: what the offer ``advertised`` (the GPU's
+    catalog id, the GPU count), what the run ``measured`` (``None``: the run does not say),
+    and the verdict (PASS, FAIL, SKIPPED)."""
+
+    item: str
+    advertised: str | int
+    measured: str | int | None
+    verdict: str
+
+
+@dataclass(frozen=True)
+class BenchCompare:
+    """``gpuplan bench compare RUN OFFER --json``: the stored run, the offer and its catalog
+    GPU, the identity checks, and the run's figures judged against what the offer advertised."""
+
+    run_id: int | None
+    offer: str
+    gpu: str
+    checks: list[BenchCheck]
+    figures: list[BenchFigure]
+
+
+@dataclass(frozen=True)
+class BenchLaunch:
+    """``gpuplan bench --collectives --json``: the command lines that run the multi-node
+    collectives benchmark, with torchrun on every node and with Slurm from the login node."""
+
+    torchrun: str
+    slurm: str

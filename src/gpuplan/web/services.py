@@ -89,16 +89,18 @@ def tco(document: Mapping[str, Any]) -> Built:
 
 def models() -> list[dict[str, Any]]:
     """The model catalog (``gpuplan models --json``)."""
+    from gpuplan.jsonable import jsonable
     from gpuplan.services import catalog
 
-    return catalog.models()
+    return list(jsonable(catalog.models()))
 
 
 def gpus() -> list[dict[str, Any]]:
     """The GPU catalog (``gpuplan gpus --json``): dense peaks, memory, links and sources."""
+    from gpuplan.jsonable import jsonable
     from gpuplan.services import catalog
 
-    return catalog.gpus()
+    return list(jsonable(catalog.gpus()))
 
 
 def offers(gpu: str | None = None, provider: str | None = None) -> list[dict[str, Any]]:
