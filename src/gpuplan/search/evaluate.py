@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from gpuplan.estimate.comm import ClusterRows
 from gpuplan.estimate.frameworks import resolve_framework_codes
-from gpuplan.estimate.memory import HOST_MEMORY_MARGIN, estimate_memory
+from gpuplan.estimate.memory import HOST_MEMORY_MARGIN, estimate_memory, host_memory_fits
 from gpuplan.estimate.startup import startup_seconds
 from gpuplan.estimate.time import COMMUNICATION_PARTS, estimate_step_time
 from gpuplan.hardware.cluster import Cluster
@@ -76,25 +76,90 @@ def weight_shortfall(
     )
 
 
+@dataclass(frozen=True)
+class LayoutMemory:
+    """Peak bytes per GPU and host bytes per node of one enumeration's layouts on nodes of one
+    size (``memory.estimate_memory``): what a fit depends on, which no GPU's capacity changes."""
+
+    peak_bytes: FloatArray
+    host_bytes: FloatArray
+
+
+@dataclass
+class SearchCache:
+    """What one search computes once for every GPU type: the layouts of a scale-up domain and
+    set of counts (:func:`~gpuplan.search.layouts.enumerate_layouts`), and their memory on
+    nodes of one size (:class:`LayoutMemory`). Neither depends on the GPU, and the catalog's
+    GPUs share a few node sizes and counts."""
+
+    layouts: dict[tuple[Any, ...], Candidates] = field(default_factory=dict)
+    memory: dict[tuple[Any, ...], LayoutMemory] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GroupMemory:
+    """The memory of the layouts of one GPU's machines against that GPU's capacity and each
+    machine's RAM per node (``host_capacity_bytes``, NaN where unknown)."""
+
+    peak_bytes: FloatArray
+    host_bytes: FloatArray
+    host_capacity_bytes: FloatArray
+    capacity_bytes: float
+    usable_bytes: float
+
+    @property
+    def fits(self) -> npt.NDArray[np.bool_]:
+        """Peak within the usable memory: the capacity less the request's headroom."""
+        return self.peak_bytes <= self.usable_bytes
+
+    @property
+    def host_fits(self) -> npt.NDArray[np.bool_]:
+        return host_memory_fits(self.host_bytes, self.host_capacity_bytes)
+
+    @property
+    def headroom(self) -> FloatArray:
+        """Share of the capacity left free at the peak (``MemoryEstimate.headroom``)."""
+        return np.asarray(1.0 - self.peak_bytes / self.capacity_bytes, dtype=float)
+
+
 def evaluate_machines(
     scenario: Scenario,
     group: Sequence[tuple[Machine, Sequence[int]]],
     request: PlanRequest,
-    layouts: dict[tuple[Any, ...], Candidates] | None = None,
+    cache: SearchCache | None = None,
     layout_budget: int | None = None,
 ) -> tuple[list[Evaluated], int, Shortfall | None]:
     """Evaluate every layout of every machine of one GPU type at once, each on its own
     topology (``comm.ClusterRows``): (feasible plans per machine, layouts evaluated, closest
-    miss). A machine on which nothing fits is tried again with optimizer offload. ``layouts``
-    keeps the enumerations of one search, which depend on the node size and counts only.
+    miss). A machine on which nothing fits is tried again with optimizer offload. ``cache``
+    keeps the layouts and their memory across the GPU types of one search (:class:`SearchCache`).
     Past ``layout_budget`` layouts, :class:`LayoutLimitError` is raised before evaluating."""
-    known = {} if layouts is None else layouts
+    known = SearchCache() if cache is None else cache
+
+    def layout_key(index: int, offload: bool) -> tuple[Any, ...]:
+        return (clusters[index].scale_up_domain, tuple(group[index][1]), offload)
 
     def enumerated(index: int, offload: bool) -> Candidates:
-        key = (clusters[index].scale_up_domain, tuple(group[index][1]), offload)
-        if key not in known:
-            known[key] = enumerate_layouts(scenario, key[0], key[1], offload)
-        return known[key]
+        key = layout_key(index, offload)
+        if key not in known.layouts:
+            known.layouts[key] = enumerate_layouts(scenario, key[0], key[1], offload)
+        return known.layouts[key]
+
+    def layout_memory(index: int, offload: bool) -> LayoutMemory:
+        node = int(node_sizes[index])
+        key = (*layout_key(index, offload), node)
+        if key not in known.memory:
+            part = enumerated(index, offload)
+            estimate = estimate_memory(
+                job,
+                part.layout,
+                gpu.memory_bytes,
+                flash_attention=scenario.strategy.flash_attention,
+                safety_margin=request.headroom,
+                gpus_per_node=np.minimum(node, part.count),
+            )
+            known.memory[key] = LayoutMemory(estimate.peak_bytes, estimate.host_bytes)
+        return known.memory[key]
 
     gpu = group[0][0].gpu
     job = scenario.job
@@ -118,19 +183,18 @@ def evaluate_machines(
         parts = [(index, part) for index, part in parts if len(part)]
         if not parts:
             continue
-        candidates = concatenate([part for _, part in parts])
+        counts = np.concatenate([part.count for _, part in parts])
         rows = np.concatenate([np.full(len(part), index) for index, part in parts])
-        evaluated_count += len(candidates)
+        evaluated_count += len(counts)
         if layout_budget is not None and evaluated_count > layout_budget:
             raise LayoutLimitError.of("error.layout_limit", most=f"{request.max_layouts:,}")
-        memory = estimate_memory(
-            job,
-            candidates.layout,
-            gpu.memory_bytes,
-            flash_attention=scenario.strategy.flash_attention,
-            safety_margin=request.headroom,
-            gpus_per_node=np.minimum(node_sizes[rows], candidates.count),
-            host_capacity_bytes=host_memory[rows],
+        memories = [layout_memory(index, offload) for index, _ in parts]
+        memory = GroupMemory(
+            peak_bytes=np.concatenate([part.peak_bytes for part in memories]),
+            host_bytes=np.concatenate([part.host_bytes for part in memories]),
+            host_capacity_bytes=np.asarray(host_memory[rows], dtype=float),
+            capacity_bytes=float(gpu.memory_bytes),
+            usable_bytes=usable,
         )
         fits = memory.fits & memory.host_fits
         missed = ~memory.fits
@@ -139,7 +203,7 @@ def evaluate_machines(
             closest = int(np.flatnonzero(host_missed)[np.argmin(memory.host_bytes[host_missed])])
             shortfall = Shortfall(
                 gpu.id,
-                int(candidates.count[closest]),
+                int(counts[closest]),
                 float(memory.host_bytes[closest]),
                 float(memory.host_capacity_bytes[closest]) * (1 - HOST_MEMORY_MARGIN),
                 kind="host",
@@ -149,19 +213,28 @@ def evaluate_machines(
             if shortfall is None or memory.peak_bytes[closest] < shortfall.peak_bytes:
                 shortfall = Shortfall(
                     gpu.id,
-                    int(candidates.count[closest]),
+                    int(counts[closest]),
                     float(memory.peak_bytes[closest]),
                     usable,
                 )
         fitted = set(rows[fits].tolist())
         pending = [index for index in pending if index not in fitted]
         if fitted:
+            feasible = _feasible_layouts([part for _, part in parts], fits)
             results += _evaluate_feasible(
-                scenario, group, clusters, candidates.take(fits), rows[fits], memory, fits, request
+                scenario, group, clusters, feasible, rows[fits], memory, fits, request
             )
         if not pending:
             break
     return results, evaluated_count, shortfall
+
+
+def _feasible_layouts(parts: Sequence[Candidates], fits: npt.NDArray[np.bool_]) -> Candidates:
+    """The layouts of ``parts``, one after the other, where ``fits`` (over all of them) holds."""
+    bounds = np.cumsum([len(part) for part in parts])[:-1]
+    return concatenate(
+        [part.take(mask) for part, mask in zip(parts, np.split(fits, bounds), strict=True)]
+    )
 
 
 def _evaluate_feasible(
@@ -170,7 +243,7 @@ def _evaluate_feasible(
     clusters: Sequence[Cluster],
     feasible: Candidates,
     rows: IntArray,
-    memory: Any,
+    memory: GroupMemory,
     fits: npt.NDArray[np.bool_],
     request: PlanRequest,
 ) -> list[Evaluated]:
