@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -11,13 +11,14 @@ import numpy.typing as npt
 
 from gpuplan.estimate.comm import ClusterRows
 from gpuplan.estimate.frameworks import resolve_framework_codes
-from gpuplan.estimate.memory import HOST_MEMORY_MARGIN, estimate_memory, host_memory_fits
+from gpuplan.estimate.memory import HOST_MEMORY_MARGIN, host_memory_fits
 from gpuplan.estimate.startup import startup_seconds
 from gpuplan.estimate.time import COMMUNICATION_PARTS, estimate_step_time
 from gpuplan.hardware.cluster import Cluster
 from gpuplan.hardware.gpu import GPUSpec
 from gpuplan.scenario import Scenario
-from gpuplan.search.layouts import Candidates, concatenate, enumerate_layouts
+from gpuplan.search.layout_cache import LayoutKey, MemoryKey, SearchCache
+from gpuplan.search.layouts import Candidates, concatenate
 from gpuplan.search.machines import Machine, weight_bytes_lower_bound
 from gpuplan.search.request import LayoutLimitError, PlanRequest
 from gpuplan.strategy import OFFLOAD, RECOMPUTE, Strategy
@@ -77,26 +78,6 @@ def weight_shortfall(
 
 
 @dataclass(frozen=True)
-class LayoutMemory:
-    """Peak bytes per GPU and host bytes per node of one enumeration's layouts on nodes of one
-    size (``memory.estimate_memory``): what a fit depends on, which no GPU's capacity changes."""
-
-    peak_bytes: FloatArray
-    host_bytes: FloatArray
-
-
-@dataclass
-class SearchCache:
-    """What one search computes once for every GPU type: the layouts of a scale-up domain and
-    set of counts (:func:`~gpuplan.search.layouts.enumerate_layouts`), and their memory on
-    nodes of one size (:class:`LayoutMemory`). Neither depends on the GPU, and the catalog's
-    GPUs share a few node sizes and counts."""
-
-    layouts: dict[tuple[Any, ...], Candidates] = field(default_factory=dict)
-    memory: dict[tuple[Any, ...], LayoutMemory] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
 class GroupMemory:
     """The memory of the layouts of one GPU's machines against that GPU's capacity and each
     machine's RAM per node (``host_capacity_bytes``, NaN where unknown)."""
@@ -135,41 +116,12 @@ def evaluate_machines(
     keeps the layouts and their memory across the GPU types of one search (:class:`SearchCache`).
     Past ``layout_budget`` layouts, :class:`LayoutLimitError` is raised before evaluating."""
     known = SearchCache() if cache is None else cache
+    clusters = machine_clusters(group, request)
 
-    def layout_key(index: int, offload: bool) -> tuple[Any, ...]:
+    def layout_key(index: int, offload: bool) -> LayoutKey:
         return (clusters[index].scale_up_domain, tuple(group[index][1]), offload)
 
-    def enumerated(index: int, offload: bool) -> Candidates:
-        key = layout_key(index, offload)
-        if key not in known.layouts:
-            known.layouts[key] = enumerate_layouts(scenario, key[0], key[1], offload)
-        return known.layouts[key]
-
-    def layout_memory(index: int, offload: bool) -> LayoutMemory:
-        node = int(node_sizes[index])
-        key = (*layout_key(index, offload), node)
-        if key not in known.memory:
-            part = enumerated(index, offload)
-            estimate = estimate_memory(
-                job,
-                part.layout,
-                gpu.memory_bytes,
-                flash_attention=scenario.strategy.flash_attention,
-                safety_margin=request.headroom,
-                gpus_per_node=np.minimum(node, part.count),
-            )
-            known.memory[key] = LayoutMemory(estimate.peak_bytes, estimate.host_bytes)
-        return known.memory[key]
-
     gpu = group[0][0].gpu
-    job = scenario.job
-    clusters = [
-        machine.cluster(
-            max(counts) // machine.topology.gpus,
-            request.allow_unlisted_network or not machine.offers,
-        )
-        for machine, counts in group
-    ]
     usable = gpu.memory_bytes * (1 - request.headroom)
     node_sizes = np.asarray([machine.topology.gpus for machine, _ in group])
     scenario_ram = scenario.cluster.host_memory_bytes if scenario.cluster is not None else None
@@ -179,7 +131,9 @@ def evaluate_machines(
     shortfall: Shortfall | None = None
     pending = list(range(len(group)))
     for offload in (False, True):
-        parts = [(index, enumerated(index, offload)) for index in pending]
+        parts = [
+            (index, known.candidates(scenario, layout_key(index, offload))) for index in pending
+        ]
         parts = [(index, part) for index, part in parts if len(part)]
         if not parts:
             continue
@@ -188,7 +142,9 @@ def evaluate_machines(
         evaluated_count += len(counts)
         if layout_budget is not None and evaluated_count > layout_budget:
             raise LayoutLimitError.of("error.layout_limit", most=f"{request.max_layouts:,}")
-        memories = [layout_memory(index, offload) for index, _ in parts]
+        keys = [(layout_key(index, offload), int(node_sizes[index])) for index, _ in parts]
+        known.estimate(scenario, keys)
+        memories = [known.memory[key] for key in keys]
         memory = GroupMemory(
             peak_bytes=np.concatenate([part.peak_bytes for part in memories]),
             host_bytes=np.concatenate([part.host_bytes for part in memories]),
@@ -227,6 +183,40 @@ def evaluate_machines(
         if not pending:
             break
     return results, evaluated_count, shortfall
+
+
+def machine_clusters(
+    group: Sequence[tuple[Machine, Sequence[int]]], request: PlanRequest
+) -> list[Cluster]:
+    """Each machine of ``group`` as a cluster of its largest GPU count."""
+    return [
+        machine.cluster(
+            max(counts) // machine.topology.gpus,
+            request.allow_unlisted_network or not machine.offers,
+        )
+        for machine, counts in group
+    ]
+
+
+def estimate_first_pass(
+    scenario: Scenario,
+    groups: Sequence[Sequence[tuple[Machine, Sequence[int]]]],
+    request: PlanRequest,
+    cache: SearchCache,
+) -> None:
+    """Estimate in one call the memory of every machine's layouts without offload, the first
+    pass of :func:`evaluate_machines` for each group (the GPUs of one type). Nothing is
+    estimated when they exceed the request's ``max_layouts``: the search stops before."""
+    keys: list[MemoryKey] = []
+    layouts = 0
+    for group in groups:
+        for (machine, counts), cluster in zip(group, machine_clusters(group, request), strict=True):
+            key = (cluster.scale_up_domain, tuple(counts), False)
+            layouts += len(cache.candidates(scenario, key))
+            if request.max_layouts is not None and layouts > request.max_layouts:
+                return
+            keys.append((key, machine.topology.gpus))
+    cache.estimate(scenario, keys)
 
 
 def _feasible_layouts(parts: Sequence[Candidates], fits: npt.NDArray[np.bool_]) -> Candidates:

@@ -17,13 +17,14 @@ from gpuplan.hardware.topology import InstanceTopology
 from gpuplan.notices import Notice
 from gpuplan.scenario import Scenario
 from gpuplan.search.evaluate import (
-    SearchCache,
     Shortfall,
     best_per_cluster_size,
+    estimate_first_pass,
     evaluate_machines,
     offer_holds_host_memory,
     weight_shortfall,
 )
+from gpuplan.search.layout_cache import SearchCache
 from gpuplan.search.machines import Machine, group_machines, machine_gpu_counts
 from gpuplan.search.ranking import PlanCandidate, cost_floor, pareto_front, select_rows
 from gpuplan.search.reasons import Reason, reason, reasons_text
@@ -154,6 +155,7 @@ def plan(request: PlanRequest) -> dict[str, Any]:
         if sold:
             shortfalls.append(weight_shortfall(scenario, machine.gpu, max(sold), request))
     cache = SearchCache()
+    estimate_first_pass(scenario, list(by_gpu.values()), request, cache)
     for gpu_id, group in by_gpu.items():
         try:
             budget = None if request.max_layouts is None else request.max_layouts - evaluated_total
