@@ -74,3 +74,17 @@ def test_the_first_pass_stops_before_max_layouts(limit, estimated):
     estimate_first_pass(scenario, [_h100_group(scenario)], request, cache)
     assert len(cache.memory) == estimated
     assert len(cache.layouts) == 1 and len(next(iter(cache.layouts.values()))) > 100
+
+
+def test_step_terms_are_kept_for_the_layouts_that_fit_the_largest_gpu():
+    scenario = parse_scenario({**SCENARIOS["70b full"], "tokens": "1B", "seq_len": 4096})
+    cache = SearchCache(usable_bytes=60e9)
+    cache.estimate(scenario, KEYS[:1])
+    peak = cache.memory[KEYS[0]].peak_bytes
+    stored = cache.terms[KEYS[0][0]]
+    kept = peak <= 60e9
+    assert 0 < kept.sum() < len(peak)
+    assert np.all(stored.columns[~kept] == -1)
+    assert len(stored.packed) == int(kept.sum())
+    every = SearchCache().layout_terms(scenario, KEYS[0][0])
+    np.testing.assert_array_equal(stored.take(kept).floats, every.take(kept).floats)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -10,9 +11,9 @@ import numpy as np
 import numpy.typing as npt
 
 from gpuplan.estimate.comm import ClusterRows
-from gpuplan.estimate.frameworks import resolve_framework_codes
 from gpuplan.estimate.memory import HOST_MEMORY_MARGIN, host_memory_fits
 from gpuplan.estimate.startup import startup_seconds
+from gpuplan.estimate.step_terms import LayoutTerms, PackedTerms
 from gpuplan.estimate.time import COMMUNICATION_PARTS, estimate_step_time
 from gpuplan.hardware.cluster import Cluster
 from gpuplan.hardware.gpu import GPUSpec
@@ -176,9 +177,22 @@ def evaluate_machines(
         fitted = set(rows[fits].tolist())
         pending = [index for index in pending if index not in fitted]
         if fitted:
-            feasible = _feasible_layouts([part for _, part in parts], fits)
+            masks = np.split(fits, np.cumsum([len(part) for _, part in parts])[:-1])
+            every = [bool(mask.all()) for mask in masks]
+            feasible = concatenate(
+                [
+                    part if whole else part.take(mask)
+                    for (_, part), mask, whole in zip(parts, masks, every, strict=True)
+                ]
+            )
+            terms = PackedTerms.concatenate(
+                [
+                    known.layout_terms(scenario, layout_key(index, offload)).take(mask)
+                    for (index, _), mask in zip(parts, masks, strict=True)
+                ]
+            ).unpack()
             results += _evaluate_feasible(
-                scenario, group, clusters, feasible, rows[fits], memory, fits, request
+                scenario, group, clusters, feasible, terms, rows[fits], memory, fits, request
             )
         if not pending:
             break
@@ -207,6 +221,10 @@ def estimate_first_pass(
     """Estimate in one call the memory of every machine's layouts without offload, the first
     pass of :func:`evaluate_machines` for each group (the GPUs of one type). Nothing is
     estimated when they exceed the request's ``max_layouts``: the search stops before."""
+    cache.usable_bytes = max(
+        (group[0][0].gpu.memory_bytes * (1 - request.headroom) for group in groups),
+        default=math.inf,
+    )
     keys: list[MemoryKey] = []
     layouts = 0
     for group in groups:
@@ -219,27 +237,21 @@ def estimate_first_pass(
     cache.estimate(scenario, keys)
 
 
-def _feasible_layouts(parts: Sequence[Candidates], fits: npt.NDArray[np.bool_]) -> Candidates:
-    """The layouts of ``parts``, one after the other, where ``fits`` (over all of them) holds."""
-    bounds = np.cumsum([len(part) for part in parts])[:-1]
-    return concatenate(
-        [part.take(mask) for part, mask in zip(parts, np.split(fits, bounds), strict=True)]
-    )
-
-
 def _evaluate_feasible(
     scenario: Scenario,
     group: Sequence[tuple[Machine, Sequence[int]]],
     clusters: Sequence[Cluster],
     feasible: Candidates,
+    terms: LayoutTerms,
     rows: IntArray,
     memory: GroupMemory,
     fits: npt.NDArray[np.bool_],
     request: PlanRequest,
 ) -> list[Evaluated]:
-    """Speed, reliability and start-up of the layouts that fit, split back per machine."""
+    """Speed, reliability and start-up of the layouts that fit, split back per machine
+    (``rows``, the machine of each layout, ascending: each machine's layouts are one block)."""
     job = scenario.job
-    used, local = np.unique(rows, return_inverse=True)
+    used, first, local = np.unique(rows, return_index=True, return_inverse=True)
     fabric = ClusterRows(tuple(clusters[index] for index in used), local.astype(np.int64))
     step = estimate_step_time(
         job,
@@ -247,6 +259,7 @@ def _evaluate_feasible(
         feasible.layout,
         flash_attention=scenario.strategy.flash_attention,
         measured=request.measured,
+        terms=terms,
     )
     reliability = scenario.reliability.estimate(job, feasible.count)
     goodput = np.asarray(reliability.goodput, dtype=float) * np.ones_like(step.step_seconds)
@@ -254,14 +267,13 @@ def _evaluate_feasible(
     startup = startup_seconds(job, -(-feasible.count // node_size), node_size, scenario.startup)
     training = max(job.tokens, 1) / (step.tokens_per_second * goodput)
     communication = sum(step.breakdown[name] for name in COMMUNICATION_PARTS)
-    framework = resolve_framework_codes(
-        job.framework, feasible.layout.tp, feasible.layout.pp, feasible.layout.zero
-    )
+    framework = terms.codes
     peak, headroom = memory.peak_bytes[fits], memory.headroom[fits]
     host = memory.host_bytes[fits]
     results = []
-    for position, index in enumerate(used.tolist()):
-        mask = local == position
+    ends = [*first.tolist()[1:], len(rows)]
+    for index, start, end in zip(used.tolist(), first.tolist(), ends, strict=True):
+        mask = slice(start, end)
         results.append(
             Evaluated(
                 machine=group[index][0],

@@ -3,13 +3,16 @@
 Neither the parallel layouts of a scale-up domain and set of GPU counts
 (:func:`~gpuplan.search.layouts.enumerate_layouts`) nor their peak and host memory on nodes of
 one size (:func:`~gpuplan.estimate.memory.estimate_memory`) depends on the GPU: its capacity
-only decides which fit. The catalog's GPUs share a few node sizes and counts, so one search
-meets the same layouts again and again; :class:`SearchCache` enumerates each once and estimates
-the memory of all that a step of the search needs in one vectorised call.
+only decides which fit. The same holds for the terms of the step-time model that come from the job and the
+layout alone (``estimate.step_terms``). The catalog's GPUs share a few node sizes and counts,
+so one search meets the same layouts again and again; :class:`SearchCache` enumerates each
+once, computes its step terms once, and estimates the memory of all that a step of the search
+needs in one vectorised call.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -17,10 +20,12 @@ import numpy as np
 import numpy.typing as npt
 
 from gpuplan.estimate.memory import estimate_memory
+from gpuplan.estimate.step_terms import PackedTerms, layout_terms, pack
 from gpuplan.scenario import Scenario
 from gpuplan.search.layouts import Candidates, concatenate, enumerate_layouts
 
 FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
 
 LayoutKey = tuple[int, tuple[int, ...], bool]
 """What an enumeration depends on: the scale-up domain, the GPU counts, whether to offload."""
@@ -37,19 +42,45 @@ class LayoutMemory:
     host_bytes: FloatArray
 
 
+@dataclass(frozen=True)
+class StoredTerms:
+    """The step terms of one enumeration's layouts, kept for those that fit the largest GPU of
+    the search (no other can fit anywhere): ``columns`` gives each layout's column in
+    ``packed``, -1 for a layout without terms."""
+
+    packed: PackedTerms
+    columns: IntArray
+
+    def take(self, rows: npt.NDArray[np.bool_]) -> PackedTerms:
+        """The terms of the layouts ``rows`` selects, every one of which has terms."""
+        return self.packed.take(self.columns[rows])
+
+
 @dataclass
 class SearchCache:
-    """The enumerations (:data:`LayoutKey`) and their memory (:data:`MemoryKey`) of one search,
-    for one scenario and headroom."""
+    """The enumerations (:data:`LayoutKey`), their memory (:data:`MemoryKey`) and their step
+    terms of one search, for one scenario. ``usable_bytes``: the most memory any GPU of the
+    search offers a layout, which bounds the layouts worth step terms."""
 
     layouts: dict[LayoutKey, Candidates] = field(default_factory=dict)
     memory: dict[MemoryKey, LayoutMemory] = field(default_factory=dict)
+    terms: dict[LayoutKey, StoredTerms] = field(default_factory=dict)
+    usable_bytes: float = math.inf
 
     def candidates(self, scenario: Scenario, key: LayoutKey) -> Candidates:
         """The layouts of ``key``, enumerated on first use."""
         if key not in self.layouts:
             self.layouts[key] = enumerate_layouts(scenario, *key)
         return self.layouts[key]
+
+    def layout_terms(self, scenario: Scenario, key: LayoutKey) -> StoredTerms:
+        """The step model's terms of ``key``'s layouts (``estimate.step_terms``): those
+        :meth:`estimate` kept, or all of them computed on first use."""
+        if key not in self.terms:
+            layouts = self.candidates(scenario, key)
+            packed = pack(layout_terms(scenario.job, layouts.layout))
+            self.terms[key] = StoredTerms(packed, np.arange(len(layouts)))
+        return self.terms[key]
 
     def layout_memory(self, scenario: Scenario, key: MemoryKey) -> LayoutMemory:
         """The memory of ``key``'s layouts (:meth:`estimate` first when not yet known)."""
@@ -59,8 +90,8 @@ class SearchCache:
 
     def estimate(self, scenario: Scenario, keys: Iterable[MemoryKey]) -> None:
         """Estimate the memory of every key not yet known in one call over all their layouts,
-        each on ``min(node, count)`` GPUs per node; every row is estimated on its own, so the
-        figures are those of one call per key."""
+        each on ``min(node, count)`` GPUs per node, and their step terms where not yet known;
+        every row is estimated on its own, so the figures are those of one call per key."""
         missing = []
         for key in dict.fromkeys(keys):
             if key in self.memory:
@@ -83,11 +114,14 @@ class SearchCache:
             flash_attention=scenario.strategy.flash_attention,
             gpus_per_node=nodes,
         )
-        bounds = np.cumsum([len(part) for part in parts])[:-1]
-        for key, peak, host in zip(
-            missing,
-            np.split(np.asarray(estimate.peak_bytes), bounds),
-            np.split(np.asarray(estimate.host_bytes), bounds),
-            strict=True,
-        ):
-            self.memory[key] = LayoutMemory(peak, host)
+        ends = np.cumsum([len(part) for part in parts]).tolist()
+        starts = [0, *ends[:-1]]
+        for key, start, end in zip(missing, starts, ends, strict=True):
+            rows = slice(start, end)
+            self.memory[key] = LayoutMemory(estimate.peak_bytes[rows], estimate.host_bytes[rows])
+        if any(layouts not in self.terms for layouts, _ in missing):
+            fits_somewhere = estimate.peak_bytes <= self.usable_bytes
+            terms = pack(layout_terms(scenario.job, every.take(fits_somewhere).layout))
+            columns = np.where(fits_somewhere, np.cumsum(fits_somewhere) - 1, -1)
+            for (layouts, _), start, end in zip(missing, starts, ends, strict=True):
+                self.terms.setdefault(layouts, StoredTerms(terms, columns[start:end]))
