@@ -87,3 +87,39 @@ def test_terms_of_another_dtype_are_refused():
 
     with pytest.raises(TypeError, match="float64"):
         pack(replace(terms, tp=terms.tp.astype(np.float32)))
+
+
+def test_the_head_share_of_the_distinct_shapes_is_that_of_every_row():
+    from gpuplan.estimate.kernels import GemmRates, gemm_share_of_peak
+    from gpuplan.estimate.time import matmul_efficiencies
+
+    scenario = _scenario("70b full")
+    layouts = enumerate_layouts(scenario, 8, [8, 16, 64], False).layout
+    tokens = (scenario.job.seq_len * layouts.micro_batch / layouts.cp).astype(float)
+    rates = GemmRates(989e12, 0.7, 3.35e12, 2.0)
+    model = scenario.job.model
+    _, head = matmul_efficiencies(model, layouts, tokens, rates)
+    every_row = gemm_share_of_peak(
+        tokens, model.vocab_size / layouts.tp.astype(float), model.hidden_size, rates
+    )
+    np.testing.assert_array_equal(head, every_row)
+    assert len(np.unique(head)) > 1
+
+
+def test_a_placed_group_times_each_collective_as_collective_seconds():
+    from gpuplan.estimate.comm import PlacedGroup, collective_seconds
+
+    gpu = load_gpu("h100-sxm-80gb")
+    topology = assumed_topology(gpu, 8, "GPU catalog")
+    cluster = Cluster.of_instances(gpu, topology, 4, allow_unlisted_network=True)
+    size, stride = np.array([1, 2, 8, 16, 32]), np.array([1, 1, 2, 1, 1])
+    message = np.array([1e6, 1e7, 1e8, 1e9, 4e9])
+    group = PlacedGroup.of(size, stride, cluster)
+    for collective in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "p2p"):
+        np.testing.assert_array_equal(
+            group.collective_seconds(collective, message),
+            collective_seconds(collective, message, size, stride, cluster),
+        )
+    alone = PlacedGroup.of(np.ones(3, dtype=np.int64), np.ones(3, dtype=np.int64), cluster)
+    assert alone.placement is None
+    assert alone.collective_seconds("all_reduce", 1e9).tolist() == [0.0, 0.0, 0.0]

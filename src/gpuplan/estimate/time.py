@@ -47,7 +47,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from gpuplan.estimate.comm import DEFAULT_LINKS, ClusterRows, LinkModel, collective_seconds
+from gpuplan.estimate.comm import (
+    DEFAULT_LINKS,
+    ClusterRows,
+    LinkModel,
+    PlacedGroup,
+    collective_seconds,
+)
 from gpuplan.estimate.efficiency import (
     Efficiency,
     MachineMeasurements,
@@ -139,11 +145,24 @@ def layer_matmul_efficiency(
     tokens: FloatArray,
     rates: GemmRates,
 ) -> FloatArray:
-    """FLOP-weighted share of ``peak`` that one layer's GEMMs reach, each ``M x K -> N`` at
+    """FLOP-weighted share of ``peak`` that one layer's GEMMs reach (:func:`matmul_efficiencies`)."""
+    return matmul_efficiencies(model, layout, tokens, rates)[0]
+
+
+def matmul_efficiencies(
+    model: ModelSpec,
+    layout: Layout,
+    tokens: FloatArray,
+    rates: GemmRates,
+) -> tuple[FloatArray, FloatArray]:
+    """Shares of ``peak`` that one layer's GEMMs and the output head's reach.
+
+    A layer's: FLOP-weighted over its GEMMs, each ``M x K -> N`` at
     :func:`kernels.gemm_share_of_peak` (its forward and both backward GEMMs have the same three
     dimensions); weighted harmonically by FLOPs, since the times add. Routed experts run
-    grouped GEMMs of the tokens each expert receives. The shapes depend on the micro-batch's
-    tokens, TP and EP only, so each distinct triple is computed once."""
+    grouped GEMMs of the tokens each expert receives. The head's: ``tokens x hidden ->
+    vocab / tp``. The shapes depend on the micro-batch's tokens, TP and EP only, so each
+    distinct triple is computed once, all five GEMMs in one call."""
     shape = np.broadcast(tokens, layout.tp, layout.ep).shape
     token_rows = np.broadcast_to(tokens, shape).ravel()
     tp_rows = np.broadcast_to(layout.tp, shape).ravel().astype(float)
@@ -155,19 +174,26 @@ def layer_matmul_efficiency(
     width = float(model.moe_intermediate_size if model.is_moe else model.intermediate_size)
     gate = 2.0 if model.gated_mlp else 1.0
     expert_m = m * (model.num_experts_per_token / model.num_experts * ep if model.is_moe else 1.0)
+    hidden = np.full_like(m, h)
     gemms = [
-        (m, np.full_like(m, h), (model.q_width + 2 * model.kv_width) / tp),
-        (m, model.q_width / tp, np.full_like(m, h)),
-        (expert_m, np.full_like(m, h), gate * width / tp),
-        (expert_m, width / tp, np.full_like(m, h)),
+        (m, hidden, (model.q_width + 2 * model.kv_width) / tp),
+        (m, model.q_width / tp, hidden),
+        (expert_m, hidden, gate * width / tp),
+        (expert_m, width / tp, hidden),
+        (m, hidden, model.vocab_size / tp),
     ]
+    sizes = [
+        np.stack([np.broadcast_to(gemm[axis], m.shape) for gemm in gemms]) for axis in range(3)
+    ]
+    shares = gemm_share_of_peak(sizes[0], sizes[2], sizes[1], rates)
     weights = np.zeros_like(m)
     times = np.zeros_like(m)
-    for m_size, k_size, n_size in gemms:
+    for (_, k_size, n_size), share in zip(gemms[:4], shares[:4], strict=True):
         flops = k_size * n_size
         weights = weights + flops
-        times = times + flops / gemm_share_of_peak(m_size, n_size, k_size, rates)
-    return np.asarray((weights / times)[inverse].reshape(shape), dtype=float)
+        times = times + flops / share
+    layer = np.asarray((weights / times)[inverse].reshape(shape), dtype=float)
+    return layer, np.asarray(shares[4][inverse].reshape(shape), dtype=float)
 
 
 def estimate_step_time(
@@ -197,8 +223,7 @@ def estimate_step_time(
     ceiling = matmul_ceiling(gpu, dtype, measured) * cluster.clock_share
     bandwidth = gpu.hbm_bandwidth() * hbm_efficiency(measured, gpu.id)
     rates = GemmRates(peak, ceiling, bandwidth, MATMUL_ELEMENT_BYTES[dtype])
-    layer_efficiency = layer_matmul_efficiency(model, layout, tokens, rates)
-    head_efficiency = gemm_share_of_peak(tokens, model.vocab_size / tp, model.hidden_size, rates)
+    layer_efficiency, head_efficiency = matmul_efficiencies(model, layout, tokens, rates)
     layer_matmul = terms.layer_matmul_flops / (peak * layer_efficiency)
     head_matmul = terms.head_matmul_flops / (peak * head_efficiency)
     matmul = layer_matmul + head_matmul
@@ -283,8 +308,10 @@ def estimate_step_time(
     forward_share = terms.forward_share
     forward, backward = compute * forward_share, compute * (1.0 - forward_share)
 
+    placed_dp = PlacedGroup.of(dp_group.size, dp_group.stride, cluster, links)
+
     def sharded(collective: str, size: FloatArray) -> FloatArray:
-        return collective_seconds(collective, size, dp_group.size, dp_group.stride, cluster, links)
+        return placed_dp.collective_seconds(collective, size)
 
     gather = sharded("all_gather", stage_params * BF16)
     scatter = sharded("reduce_scatter", stage_params * reduce_bytes_per_param)
