@@ -182,9 +182,7 @@ def matmul_efficiencies(
         (expert_m, width / tp, hidden),
         (m, hidden, model.vocab_size / tp),
     ]
-    sizes = [
-        np.stack([np.broadcast_to(gemm[axis], m.shape) for gemm in gemms]) for axis in range(3)
-    ]
+    sizes = [np.stack([gemm[axis] for gemm in gemms]) for axis in range(3)]
     shares = gemm_share_of_peak(sizes[0], sizes[2], sizes[1], rates)
     weights = np.zeros_like(m)
     times = np.zeros_like(m)

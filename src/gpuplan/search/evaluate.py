@@ -117,7 +117,7 @@ def evaluate_machines(
     keeps the layouts and their memory across the GPU types of one search (:class:`SearchCache`).
     Past ``layout_budget`` layouts, :class:`LayoutLimitError` is raised before evaluating."""
     known = SearchCache() if cache is None else cache
-    clusters = machine_clusters(group, request)
+    clusters = machine_clusters(group, request, known)
 
     def layout_key(index: int, offload: bool) -> LayoutKey:
         return (clusters[index].scale_up_domain, tuple(group[index][1]), offload)
@@ -153,9 +153,10 @@ def evaluate_machines(
             capacity_bytes=float(gpu.memory_bytes),
             usable_bytes=usable,
         )
-        fits = memory.fits & memory.host_fits
-        missed = ~memory.fits
-        host_missed = memory.fits & ~memory.host_fits
+        on_gpu, on_host = memory.fits, memory.host_fits
+        fits = on_gpu & on_host
+        missed = ~on_gpu
+        host_missed = on_gpu & ~on_host
         if np.any(host_missed) and not np.any(fits):
             closest = int(np.flatnonzero(host_missed)[np.argmin(memory.host_bytes[host_missed])])
             shortfall = Shortfall(
@@ -174,7 +175,7 @@ def evaluate_machines(
                     float(memory.peak_bytes[closest]),
                     usable,
                 )
-        fitted = set(rows[fits].tolist())
+        fitted = set(np.unique(rows[fits]).tolist())
         pending = [index for index in pending if index not in fitted]
         if fitted:
             masks = np.split(fits, np.cumsum([len(part) for _, part in parts])[:-1])
@@ -200,16 +201,23 @@ def evaluate_machines(
 
 
 def machine_clusters(
-    group: Sequence[tuple[Machine, Sequence[int]]], request: PlanRequest
+    group: Sequence[tuple[Machine, Sequence[int]]],
+    request: PlanRequest,
+    cache: SearchCache | None = None,
 ) -> list[Cluster]:
-    """Each machine of ``group`` as a cluster of its largest GPU count."""
-    return [
-        machine.cluster(
-            max(counts) // machine.topology.gpus,
-            request.allow_unlisted_network or not machine.offers,
-        )
-        for machine, counts in group
-    ]
+    """Each machine of ``group`` as a cluster of its largest GPU count (kept in ``cache``)."""
+    clusters = {} if cache is None else cache.clusters
+    found = []
+    for machine, counts in group:
+        key = (id(machine), max(counts))
+        if key not in clusters:
+            cluster = machine.cluster(
+                max(counts) // machine.topology.gpus,
+                request.allow_unlisted_network or not machine.offers,
+            )
+            clusters[key] = (machine, cluster)
+        found.append(clusters[key][1])
+    return found
 
 
 def estimate_first_pass(
@@ -228,7 +236,9 @@ def estimate_first_pass(
     keys: list[MemoryKey] = []
     layouts = 0
     for group in groups:
-        for (machine, counts), cluster in zip(group, machine_clusters(group, request), strict=True):
+        for (machine, counts), cluster in zip(
+            group, machine_clusters(group, request, cache), strict=True
+        ):
             key = (cluster.scale_up_domain, tuple(counts), False)
             layouts += len(cache.candidates(scenario, key))
             if request.max_layouts is not None and layouts > request.max_layouts:
@@ -268,8 +278,11 @@ def _evaluate_feasible(
     training = max(job.tokens, 1) / (step.tokens_per_second * goodput)
     communication = sum(step.breakdown[name] for name in COMMUNICATION_PARTS)
     framework = terms.codes
-    peak, headroom = memory.peak_bytes[fits], memory.headroom[fits]
-    host = memory.host_bytes[fits]
+    peak, host = memory.peak_bytes[fits], memory.host_bytes[fits]
+    headroom = np.asarray(1.0 - peak / memory.capacity_bytes, dtype=float)
+    duration = startup + training
+    communication_share = np.asarray(communication / step.step_seconds, dtype=float)
+    bubble_share = np.asarray(step.breakdown["bubble"] / step.step_seconds, dtype=float)
     results = []
     ends = [*first.tolist()[1:], len(rows)]
     for index, start, end in zip(used.tolist(), first.tolist(), ends, strict=True):
@@ -285,14 +298,10 @@ def _evaluate_feasible(
                 mfu=step.mfu[mask],
                 goodput=goodput[mask],
                 startup_seconds=startup[mask],
-                duration_seconds=(startup + training)[mask],
+                duration_seconds=duration[mask],
                 framework=framework[mask],
-                communication_share=np.asarray(communication / step.step_seconds, dtype=float)[
-                    mask
-                ],
-                bubble_share=np.asarray(step.breakdown["bubble"] / step.step_seconds, dtype=float)[
-                    mask
-                ],
+                communication_share=communication_share[mask],
+                bubble_share=bubble_share[mask],
                 network_assumed=clusters[index].network_assumed,
                 host_bytes=host[mask],
             )

@@ -21,8 +21,10 @@ import numpy.typing as npt
 
 from gpuplan.estimate.memory import estimate_memory
 from gpuplan.estimate.step_terms import PackedTerms, layout_terms, pack
+from gpuplan.hardware.cluster import Cluster
 from gpuplan.scenario import Scenario
 from gpuplan.search.layouts import Candidates, concatenate, enumerate_layouts
+from gpuplan.search.machines import Machine
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -59,13 +61,16 @@ class StoredTerms:
 @dataclass
 class SearchCache:
     """The enumerations (:data:`LayoutKey`), their memory (:data:`MemoryKey`) and their step
-    terms of one search, for one scenario. ``usable_bytes``: the most memory any GPU of the
+    terms of one search, for one scenario and request. ``usable_bytes``: the most memory any GPU of the
     search offers a layout, which bounds the layouts worth step terms."""
 
     layouts: dict[LayoutKey, Candidates] = field(default_factory=dict)
     memory: dict[MemoryKey, LayoutMemory] = field(default_factory=dict)
     terms: dict[LayoutKey, StoredTerms] = field(default_factory=dict)
     usable_bytes: float = math.inf
+    clusters: dict[tuple[int, int], tuple[Machine, Cluster]] = field(default_factory=dict)
+    """Each machine's cluster by the machine's identity and GPU count, beside the machine
+    (which it keeps alive, so that its identity is not reused)."""
 
     def candidates(self, scenario: Scenario, key: LayoutKey) -> Candidates:
         """The layouts of ``key``, enumerated on first use."""
