@@ -43,6 +43,7 @@ al. 2021, section 2.2) plus the exposed gradient synchronisation and the optimiz
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -164,9 +165,14 @@ def matmul_efficiencies(
     vocab / tp``. The shapes depend on the micro-batch's tokens, TP and EP only, so each
     distinct triple is computed once, all five GEMMs in one call."""
     shape = np.broadcast(tokens, layout.tp, layout.ep).shape
-    token_rows = np.broadcast_to(tokens, shape).ravel()
-    tp_rows = np.broadcast_to(layout.tp, shape).ravel().astype(float)
-    ep_rows = np.broadcast_to(layout.ep, shape).ravel().astype(float)
+
+    def rows(values: npt.ArrayLike) -> npt.NDArray[Any]:
+        array = np.asarray(values)
+        return (array if array.shape == shape else np.broadcast_to(array, shape)).ravel()
+
+    token_rows = rows(tokens)
+    tp_rows = rows(layout.tp).astype(float)
+    ep_rows = rows(layout.ep).astype(float)
     key = token_rows * 1e6 + tp_rows * 1e3 + ep_rows
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     tp, ep, m = tp_rows[first], ep_rows[first], token_rows[first]

@@ -175,10 +175,15 @@ def evaluate_machines(
                     float(memory.peak_bytes[closest]),
                     usable,
                 )
-        fitted = set(np.unique(rows[fits]).tolist())
+        masks = np.split(fits, np.cumsum([len(part) for _, part in parts])[:-1])
+        blocks = [
+            (index, int(np.count_nonzero(mask)))
+            for (index, _), mask in zip(parts, masks, strict=True)
+            if mask.any()
+        ]
+        fitted = {index for index, _ in blocks}
         pending = [index for index in pending if index not in fitted]
         if fitted:
-            masks = np.split(fits, np.cumsum([len(part) for _, part in parts])[:-1])
             every = [bool(mask.all()) for mask in masks]
             feasible = concatenate(
                 [
@@ -193,7 +198,7 @@ def evaluate_machines(
                 ]
             ).unpack()
             results += _evaluate_feasible(
-                scenario, group, clusters, feasible, terms, rows[fits], memory, fits, request
+                scenario, group, clusters, feasible, terms, blocks, memory, fits, request
             )
         if not pending:
             break
@@ -253,16 +258,19 @@ def _evaluate_feasible(
     clusters: Sequence[Cluster],
     feasible: Candidates,
     terms: LayoutTerms,
-    rows: IntArray,
+    blocks: Sequence[tuple[int, int]],
     memory: GroupMemory,
     fits: npt.NDArray[np.bool_],
     request: PlanRequest,
 ) -> list[Evaluated]:
     """Speed, reliability and start-up of the layouts that fit, split back per machine
-    (``rows``, the machine of each layout, ascending: each machine's layouts are one block)."""
+    (``blocks``: each machine's index in ``group`` and its count of layouts, one block after
+    the other)."""
     job = scenario.job
-    used, first, local = np.unique(rows, return_index=True, return_inverse=True)
-    fabric = ClusterRows(tuple(clusters[index] for index in used), local.astype(np.int64))
+    used = [index for index, _ in blocks]
+    ends = np.cumsum([size for _, size in blocks]).tolist()
+    local = np.repeat(np.arange(len(blocks)), [size for _, size in blocks])
+    fabric = ClusterRows(tuple(clusters[index] for index in used), local)
     step = estimate_step_time(
         job,
         fabric,
@@ -284,8 +292,7 @@ def _evaluate_feasible(
     communication_share = np.asarray(communication / step.step_seconds, dtype=float)
     bubble_share = np.asarray(step.breakdown["bubble"] / step.step_seconds, dtype=float)
     results = []
-    ends = [*first.tolist()[1:], len(rows)]
-    for index, start, end in zip(used.tolist(), first.tolist(), ends, strict=True):
+    for index, start, end in zip(used, [0, *ends[:-1]], ends, strict=True):
         mask = slice(start, end)
         results.append(
             Evaluated(
