@@ -88,3 +88,15 @@ def test_step_terms_are_kept_for_the_layouts_that_fit_the_largest_gpu():
     assert len(stored.packed) == int(kept.sum())
     every = SearchCache().layout_terms(scenario, KEYS[0][0])
     np.testing.assert_array_equal(stored.take(kept).floats, every.take(kept).floats)
+
+
+def test_the_goodput_kept_for_an_enumeration_is_that_of_its_gpu_counts():
+    scenario = parse_scenario({**SCENARIOS["70b full"], "tokens": "1B", "seq_len": 4096})
+    cache = SearchCache()
+    cache.estimate(scenario, KEYS)
+    for layouts, _ in KEYS:
+        counts = cache.layouts[layouts].count
+        expected = scenario.reliability.estimate(scenario.job, counts).goodput
+        np.testing.assert_array_equal(cache.goodput[layouts], expected)
+        assert cache.layout_goodput(scenario, layouts) is cache.goodput[layouts]
+    assert len(np.unique(cache.goodput[KEYS[0][0]])) == 3

@@ -197,8 +197,14 @@ def evaluate_machines(
                     for (index, _), mask in zip(parts, masks, strict=True)
                 ]
             ).unpack()
+            goodput = np.concatenate(
+                [
+                    known.layout_goodput(scenario, layout_key(index, offload))[mask]
+                    for (index, _), mask in zip(parts, masks, strict=True)
+                ]
+            )
             results += _evaluate_feasible(
-                scenario, group, clusters, feasible, terms, blocks, memory, fits, request
+                scenario, group, clusters, feasible, terms, goodput, blocks, memory, fits, request
             )
         if not pending:
             break
@@ -258,13 +264,14 @@ def _evaluate_feasible(
     clusters: Sequence[Cluster],
     feasible: Candidates,
     terms: LayoutTerms,
+    goodput: FloatArray,
     blocks: Sequence[tuple[int, int]],
     memory: GroupMemory,
     fits: npt.NDArray[np.bool_],
     request: PlanRequest,
 ) -> list[Evaluated]:
-    """Speed, reliability and start-up of the layouts that fit, split back per machine
-    (``blocks``: each machine's index in ``group`` and its count of layouts, one block after
+    """Speed and start-up of the layouts that fit, with their ``goodput``, split back per
+    machine (``blocks``: each machine's index in ``group`` and its count of layouts, one block after
     the other)."""
     job = scenario.job
     used = [index for index, _ in blocks]
@@ -279,8 +286,6 @@ def _evaluate_feasible(
         measured=request.measured,
         terms=terms,
     )
-    reliability = scenario.reliability.estimate(job, feasible.count)
-    goodput = np.asarray(reliability.goodput, dtype=float) * np.ones_like(step.step_seconds)
     node_size = np.asarray([group[index][0].topology.gpus for index in used])[local]
     startup = startup_seconds(job, -(-feasible.count // node_size), node_size, scenario.startup)
     training = max(job.tokens, 1) / (step.tokens_per_second * goodput)

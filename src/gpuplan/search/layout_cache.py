@@ -60,13 +60,15 @@ class StoredTerms:
 
 @dataclass
 class SearchCache:
-    """The enumerations (:data:`LayoutKey`), their memory (:data:`MemoryKey`) and their step
-    terms of one search, for one scenario and request. ``usable_bytes``: the most memory any GPU of the
+    """The enumerations (:data:`LayoutKey`), their memory (:data:`MemoryKey`), their step
+    terms and their goodput (``reliability.estimate_reliability``, which depends on the GPU
+    count only) of one search, for one scenario and request. ``usable_bytes``: the most memory any GPU of the
     search offers a layout, which bounds the layouts worth step terms."""
 
     layouts: dict[LayoutKey, Candidates] = field(default_factory=dict)
     memory: dict[MemoryKey, LayoutMemory] = field(default_factory=dict)
     terms: dict[LayoutKey, StoredTerms] = field(default_factory=dict)
+    goodput: dict[LayoutKey, FloatArray] = field(default_factory=dict)
     usable_bytes: float = math.inf
     clusters: dict[tuple[int, int], tuple[Machine, Cluster]] = field(default_factory=dict)
     """Each machine's cluster by the machine's identity and GPU count, beside the machine
@@ -86,6 +88,12 @@ class SearchCache:
             packed = pack(layout_terms(scenario.job, layouts.layout))
             self.terms[key] = StoredTerms(packed, np.arange(len(layouts)))
         return self.terms[key]
+
+    def layout_goodput(self, scenario: Scenario, key: LayoutKey) -> FloatArray:
+        """The goodput of ``key``'s layouts: what :meth:`estimate` kept, or computed now."""
+        if key not in self.goodput:
+            self.goodput[key] = _goodput(scenario, self.candidates(scenario, key).count)
+        return self.goodput[key]
 
     def layout_memory(self, scenario: Scenario, key: MemoryKey) -> LayoutMemory:
         """The memory of ``key``'s layouts (:meth:`estimate` first when not yet known)."""
@@ -128,5 +136,13 @@ class SearchCache:
             fits_somewhere = estimate.peak_bytes <= self.usable_bytes
             terms = pack(layout_terms(scenario.job, every.take(fits_somewhere).layout))
             columns = np.where(fits_somewhere, np.cumsum(fits_somewhere) - 1, -1)
+            goodput = _goodput(scenario, every.count)
             for (layouts, _), start, end in zip(missing, starts, ends, strict=True):
                 self.terms.setdefault(layouts, StoredTerms(terms, columns[start:end]))
+                self.goodput.setdefault(layouts, goodput[start:end])
+
+
+def _goodput(scenario: Scenario, counts: IntArray) -> FloatArray:
+    """The scenario's goodput on ``counts`` GPUs, one figure per layout."""
+    reliability = scenario.reliability.estimate(scenario.job, counts)
+    return np.asarray(reliability.goodput, dtype=float) * np.ones(len(counts))
