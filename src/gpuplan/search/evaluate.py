@@ -13,13 +13,13 @@ import numpy.typing as npt
 from gpuplan.estimate.comm import ClusterRows
 from gpuplan.estimate.memory import HOST_MEMORY_MARGIN, host_memory_fits
 from gpuplan.estimate.startup import startup_seconds
-from gpuplan.estimate.step_terms import LayoutTerms, PackedTerms
+from gpuplan.estimate.step_terms import LayoutTerms
 from gpuplan.estimate.time import COMMUNICATION_PARTS, estimate_step_time
 from gpuplan.hardware.cluster import Cluster
 from gpuplan.hardware.gpu import GPUSpec
 from gpuplan.scenario import Scenario
 from gpuplan.search.layout_cache import LayoutKey, MemoryKey, SearchCache
-from gpuplan.search.layouts import Candidates, concatenate
+from gpuplan.search.layouts import Candidates
 from gpuplan.search.machines import Machine, weight_bytes_lower_bound
 from gpuplan.search.request import LayoutLimitError, PlanRequest
 from gpuplan.strategy import OFFLOAD, RECOMPUTE, Strategy
@@ -114,7 +114,8 @@ def evaluate_machines(
     """Evaluate every layout of every machine of one GPU type at once, each on its own
     topology (``comm.ClusterRows``): (feasible plans per machine, layouts evaluated, closest
     miss). A machine on which nothing fits is tried again with optimizer offload. ``cache``
-    keeps the layouts and their memory across the GPU types of one search (:class:`SearchCache`).
+    keeps the layouts, their memory, step terms and goodput across the GPU types of one search
+    (:class:`SearchCache`).
     Past ``layout_budget`` layouts, :class:`LayoutLimitError` is raised before evaluating."""
     known = SearchCache() if cache is None else cache
     clusters = machine_clusters(group, request, known)
@@ -155,26 +156,7 @@ def evaluate_machines(
         )
         on_gpu, on_host = memory.fits, memory.host_fits
         fits = on_gpu & on_host
-        missed = ~on_gpu
-        host_missed = on_gpu & ~on_host
-        if np.any(host_missed) and not np.any(fits):
-            closest = int(np.flatnonzero(host_missed)[np.argmin(memory.host_bytes[host_missed])])
-            shortfall = Shortfall(
-                gpu.id,
-                int(counts[closest]),
-                float(memory.host_bytes[closest]),
-                float(memory.host_capacity_bytes[closest]) * (1 - HOST_MEMORY_MARGIN),
-                kind="host",
-            )
-        elif np.any(missed) and (shortfall is None or shortfall.kind == "gpu"):
-            closest = int(np.flatnonzero(missed)[np.argmin(memory.peak_bytes[missed])])
-            if shortfall is None or memory.peak_bytes[closest] < shortfall.peak_bytes:
-                shortfall = Shortfall(
-                    gpu.id,
-                    int(counts[closest]),
-                    float(memory.peak_bytes[closest]),
-                    usable,
-                )
+        shortfall = _closest_miss(gpu.id, memory, counts, on_gpu, on_host, shortfall)
         masks = np.split(fits, np.cumsum([len(part) for _, part in parts])[:-1])
         blocks = [
             (index, int(np.count_nonzero(mask)))
@@ -184,31 +166,47 @@ def evaluate_machines(
         fitted = {index for index, _ in blocks}
         pending = [index for index in pending if index not in fitted]
         if fitted:
-            every = [bool(mask.all()) for mask in masks]
-            feasible = concatenate(
-                [
-                    part if whole else part.take(mask)
-                    for (_, part), mask, whole in zip(parts, masks, every, strict=True)
-                ]
-            )
-            terms = PackedTerms.concatenate(
-                [
-                    known.layout_terms(scenario, layout_key(index, offload)).take(mask)
-                    for (index, _), mask in zip(parts, masks, strict=True)
-                ]
-            ).unpack()
-            goodput = np.concatenate(
-                [
-                    known.layout_goodput(scenario, layout_key(index, offload))[mask]
-                    for (index, _), mask in zip(parts, masks, strict=True)
-                ]
-            )
+            layout_keys = [layout_key(index, offload) for index, _ in parts]
+            feasible, terms, goodput = known.feasible(scenario, layout_keys, masks)
             results += _evaluate_feasible(
                 scenario, group, clusters, feasible, terms, goodput, blocks, memory, fits, request
             )
         if not pending:
             break
     return results, evaluated_count, shortfall
+
+
+def _closest_miss(
+    gpu_id: str,
+    memory: GroupMemory,
+    counts: IntArray,
+    on_gpu: npt.NDArray[np.bool_],
+    on_host: npt.NDArray[np.bool_],
+    shortfall: Shortfall | None,
+) -> Shortfall | None:
+    """The layout that came closest to fitting, against the closest miss so far: in host
+    memory when every layout that fits the GPUs misses the RAM, else on the GPUs."""
+    missed = ~on_gpu
+    host_missed = on_gpu & ~on_host
+    if np.any(host_missed) and not np.any(on_gpu & on_host):
+        closest = int(np.flatnonzero(host_missed)[np.argmin(memory.host_bytes[host_missed])])
+        return Shortfall(
+            gpu_id,
+            int(counts[closest]),
+            float(memory.host_bytes[closest]),
+            float(memory.host_capacity_bytes[closest]) * (1 - HOST_MEMORY_MARGIN),
+            kind="host",
+        )
+    if np.any(missed) and (shortfall is None or shortfall.kind == "gpu"):
+        closest = int(np.flatnonzero(missed)[np.argmin(memory.peak_bytes[missed])])
+        if shortfall is None or memory.peak_bytes[closest] < shortfall.peak_bytes:
+            return Shortfall(
+                gpu_id,
+                int(counts[closest]),
+                float(memory.peak_bytes[closest]),
+                memory.usable_bytes,
+            )
+    return shortfall
 
 
 def machine_clusters(

@@ -13,14 +13,14 @@ needs in one vectorised call.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
 from gpuplan.estimate.memory import estimate_memory
-from gpuplan.estimate.step_terms import PackedTerms, layout_terms, pack
+from gpuplan.estimate.step_terms import LayoutTerms, PackedTerms, layout_terms, pack
 from gpuplan.hardware.cluster import Cluster
 from gpuplan.scenario import Scenario
 from gpuplan.search.layouts import Candidates, concatenate, enumerate_layouts
@@ -94,6 +94,37 @@ class SearchCache:
         if key not in self.goodput:
             self.goodput[key] = _goodput(scenario, self.candidates(scenario, key).count)
         return self.goodput[key]
+
+    def feasible(
+        self,
+        scenario: Scenario,
+        keys: Sequence[LayoutKey],
+        masks: Sequence[npt.NDArray[np.bool_]],
+    ) -> tuple[Candidates, LayoutTerms, FloatArray]:
+        """The layouts of each enumeration of ``keys`` that its mask selects, one enumeration
+        after the other, with their step terms and goodput (each selected layout fits some GPU,
+        so it has terms)."""
+        layouts = concatenate(
+            [
+                part if mask.all() else part.take(mask)
+                for part, mask in zip(
+                    (self.candidates(scenario, key) for key in keys), masks, strict=True
+                )
+            ]
+        )
+        terms = PackedTerms.concatenate(
+            [
+                self.layout_terms(scenario, key).take(mask)
+                for key, mask in zip(keys, masks, strict=True)
+            ]
+        )
+        goodput = np.concatenate(
+            [
+                self.layout_goodput(scenario, key)[mask]
+                for key, mask in zip(keys, masks, strict=True)
+            ]
+        )
+        return layouts, terms.unpack(), goodput
 
     def layout_memory(self, scenario: Scenario, key: MemoryKey) -> LayoutMemory:
         """The memory of ``key``'s layouts (:meth:`estimate` first when not yet known)."""
