@@ -358,35 +358,82 @@ def collective_seconds(
     latency (``tuning.cc``) with :func:`ring_steps`.
     """
     _check(collective)
-    if not np.any(np.asarray(group_size) > 1):
-        shape = np.broadcast(np.asarray(size_bytes), np.asarray(group_size), np.asarray(stride))
-        return np.zeros(shape.shape)
-    models = DEFAULT_LINKS if links is None else links
-    placement = group_placement(group_size, stride, cluster)
-    intra, network = cluster_links(cluster, models)
-    n = placement.group_size.astype(float)
-    p = placement.ranks_per_domain.astype(float)
-    k = placement.domains.astype(float)
-    size = np.asarray(size_bytes, dtype=float)
-    intra_rate = cluster.intra_node_bandwidth * np.maximum(intra.efficiency(size), 1e-300)
-    network_rate = np.where(
-        k > 1, np.maximum(cluster.inter_node_bandwidth * network.efficiency(size), 1e-300), 1.0
-    )
+    group = PlacedGroup.of(group_size, stride, cluster, links)
+    return group.collective_seconds(collective, size_bytes, base_latency)
 
-    if collective == "all_to_all":
-        inside = size * (p - 1.0) / np.maximum(n, 1.0) / intra_rate
-        across = size * (k - 1.0) / k / network_rate
-    elif collective in ("broadcast", "p2p"):
-        inside = np.where(k > 1, 0.0, size / intra_rate)
-        across = np.where(k > 1, size / network_rate, 0.0)
-    else:
-        inside = size * bus_bandwidth_factor(collective, p) / intra_rate
-        across = size * bus_bandwidth_factor(collective, k) / (p * network_rate)
 
-    network_steps = np.where(k > 1, ring_steps(collective, k), 0.0)
-    intra_steps = np.maximum(ring_steps(collective, n) - network_steps, 0.0)
-    latency = base_latency + intra_steps * intra.hop_latency + network_steps * network.hop_latency
-    return np.where(n > 1, latency + np.maximum(inside, across), 0.0)
+@dataclass(frozen=True)
+class PlacedGroup:
+    """A group of ranks placed on a cluster (:func:`group_placement`) with its link models,
+    for several collectives on the same group (:func:`collective_seconds`)."""
+
+    group_size: ArrayLike
+    stride: ArrayLike
+    cluster: Cluster | ClusterRows
+    placement: GroupPlacement | None
+    intra: LinkModel | None = None
+    network: LinkModel | None = None
+
+    @cached_property
+    def ranks(self) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """The placement's ``n``, ``p`` and ``k`` as floats."""
+        assert self.placement is not None
+        return (
+            self.placement.group_size.astype(float),
+            self.placement.ranks_per_domain.astype(float),
+            self.placement.domains.astype(float),
+        )
+
+    @classmethod
+    def of(
+        cls,
+        group_size: ArrayLike,
+        stride: ArrayLike,
+        cluster: Cluster | ClusterRows,
+        links: dict[str, LinkModel] | None = None,
+    ) -> PlacedGroup:
+        """The group placed, or unplaced (``placement`` None) when no group has two ranks."""
+        if not np.any(np.asarray(group_size) > 1):
+            return cls(group_size, stride, cluster, None)
+        models = DEFAULT_LINKS if links is None else links
+        placement = group_placement(group_size, stride, cluster)
+        intra, network = cluster_links(cluster, models)
+        return cls(group_size, stride, cluster, placement, intra, network)
+
+    def collective_seconds(
+        self, collective: str, size_bytes: ArrayLike, base_latency: float = BASE_LATENCY
+    ) -> FloatArray:
+        """:func:`collective_seconds` of one collective of ``size_bytes`` on this group."""
+        _check(collective)
+        if self.placement is None or self.intra is None or self.network is None:
+            shape = np.broadcast(
+                np.asarray(size_bytes), np.asarray(self.group_size), np.asarray(self.stride)
+            )
+            return np.zeros(shape.shape)
+        cluster, intra, network = self.cluster, self.intra, self.network
+        n, p, k = self.ranks
+        size = np.asarray(size_bytes, dtype=float)
+        intra_rate = cluster.intra_node_bandwidth * np.maximum(intra.efficiency(size), 1e-300)
+        network_rate = np.where(
+            k > 1, np.maximum(cluster.inter_node_bandwidth * network.efficiency(size), 1e-300), 1.0
+        )
+
+        if collective == "all_to_all":
+            inside = size * (p - 1.0) / np.maximum(n, 1.0) / intra_rate
+            across = size * (k - 1.0) / k / network_rate
+        elif collective in ("broadcast", "p2p"):
+            inside = np.where(k > 1, 0.0, size / intra_rate)
+            across = np.where(k > 1, size / network_rate, 0.0)
+        else:
+            inside = size * bus_bandwidth_factor(collective, p) / intra_rate
+            across = size * bus_bandwidth_factor(collective, k) / (p * network_rate)
+
+        network_steps = np.where(k > 1, ring_steps(collective, k), 0.0)
+        intra_steps = np.maximum(ring_steps(collective, n) - network_steps, 0.0)
+        latency = (
+            base_latency + intra_steps * intra.hop_latency + network_steps * network.hop_latency
+        )
+        return np.where(n > 1, latency + np.maximum(inside, across), 0.0)
 
 
 # --- the groups of a parallel layout ---------------------------------------------------------

@@ -97,11 +97,8 @@ class MemoryEstimate:
 
     @property
     def host_fits(self) -> npt.NDArray[np.bool_]:
-        """Whether the offloaded states fit the node's RAM less :data:`HOST_MEMORY_MARGIN`
-        (true where nothing is offloaded or the RAM is unknown)."""
-        known = ~np.isnan(self.host_capacity_bytes)
-        limit = np.where(known, self.host_capacity_bytes, np.inf) * (1.0 - HOST_MEMORY_MARGIN)
-        return np.asarray((self.host_bytes == 0) | (self.host_bytes <= limit), dtype=bool)
+        """:func:`host_memory_fits` of the offloaded states and the node's RAM."""
+        return host_memory_fits(self.host_bytes, self.host_capacity_bytes)
 
     @property
     def fits(self) -> npt.NDArray[np.bool_]:
@@ -1270,6 +1267,16 @@ HOST_MEMORY_MARGIN = 0.10
 """Share of a node's RAM an offload plan leaves free: the operating system, the data loader's
 workers and each rank's own host memory (its CUDA context, the Python process) live there too,
 and the plan search keeps the same 10 % as on the GPU (:data:`DEFAULT_SAFETY_MARGIN`)."""
+
+
+def host_memory_fits(
+    host_bytes: FloatArray, host_capacity_bytes: FloatArray
+) -> npt.NDArray[np.bool_]:
+    """Whether the offloaded states per node fit the node's RAM less :data:`HOST_MEMORY_MARGIN`
+    (true where nothing is offloaded or the RAM is unknown, NaN)."""
+    known = ~np.isnan(host_capacity_bytes)
+    limit = np.where(known, host_capacity_bytes, np.inf) * (1.0 - HOST_MEMORY_MARGIN)
+    return np.asarray((host_bytes == 0) | (host_bytes <= limit), dtype=bool)
 
 
 def host_memory(

@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gpuplan.estimate.frameworks import BF16
+from gpuplan.estimate.identity_cache import cached_by_identity
 from gpuplan.estimate.memory import (
     lora_params_per_layer,
     parameter_bytes,
@@ -103,11 +104,13 @@ def trained_params(job: TrainingJob) -> int:
     return model.total_params
 
 
+@cached_by_identity(maxsize=64)
 def checkpoint_bytes(job: TrainingJob, weights_only: bool = False) -> float:
     """Size of one checkpoint: trained parameters at
     :func:`checkpoint_bytes_per_trained_param`, plus, for freeze tuning, the frozen weights in
     bf16 (a full model state dict). Adapter checkpoints hold the adapters only (PEFT's
-    ``save_pretrained``); the frozen base model is not written again."""
+    ``save_pretrained``); the frozen base model is not written again. Cached per job: the
+    search asks once for every GPU type."""
     trained = trained_params(job)
     size = trained * checkpoint_bytes_per_trained_param(job, weights_only)
     if job.method == "freeze":

@@ -43,6 +43,7 @@ al. 2021, section 2.2) plus the exposed gradient synchronisation and the optimiz
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -51,8 +52,8 @@ from gpuplan.estimate.comm import (
     DEFAULT_LINKS,
     ClusterRows,
     LinkModel,
+    PlacedGroup,
     collective_seconds,
-    parallel_groups,
 )
 from gpuplan.estimate.efficiency import (
     Efficiency,
@@ -60,35 +61,20 @@ from gpuplan.estimate.efficiency import (
     default_efficiency,
     matmul_ceiling,
 )
-from gpuplan.estimate.flops import (
-    RECOMPUTE_FULL,
-    RECOMPUTE_SELECTIVE,
-    attention_head_widths,
-    training_flops_per_token,
-)
-from gpuplan.estimate.frameworks import (
-    job_profiles,
-    profile_values,
-    resolve_framework_codes,
-)
+from gpuplan.estimate.flops import RECOMPUTE_FULL, attention_head_widths
+from gpuplan.estimate.frameworks import job_profiles
 from gpuplan.estimate.kernels import (
-    EAGER_KERNELS_PER_LAYER,
-    FUSED_KERNELS_PER_LAYER,
     HBM_EFFICIENCY,
     HOST_LAUNCH_SECONDS,
-    KERNEL_GAP_SECONDS,
     MATMUL_ELEMENT_BYTES,
     GemmRates,
     attention_share_of_peak,
     gemm_share_of_peak,
 )
-from gpuplan.estimate.memory import BF16, lora_params_per_layer
+from gpuplan.estimate.memory import BF16
 from gpuplan.estimate.moe import expert_dispatch_seconds, overlapped_dispatch_seconds
-from gpuplan.estimate.traffic import (
-    fp8_cast_bytes_per_token,
-    layer_traffic_bytes_per_token,
-    loss_traffic_bytes_per_token,
-)
+from gpuplan.estimate.step_terms import LayoutTerms, layout_terms
+from gpuplan.estimate.traffic import fp8_cast_bytes_per_token
 from gpuplan.hardware.cluster import Cluster
 from gpuplan.hardware.topology import PCIE_X16_BANDWIDTH
 from gpuplan.strategy import Layout
@@ -160,15 +146,33 @@ def layer_matmul_efficiency(
     tokens: FloatArray,
     rates: GemmRates,
 ) -> FloatArray:
-    """FLOP-weighted share of ``peak`` that one layer's GEMMs reach, each ``M x K -> N`` at
+    """FLOP-weighted share of ``peak`` that one layer's GEMMs reach (:func:`matmul_efficiencies`)."""
+    return matmul_efficiencies(model, layout, tokens, rates)[0]
+
+
+def matmul_efficiencies(
+    model: ModelSpec,
+    layout: Layout,
+    tokens: FloatArray,
+    rates: GemmRates,
+) -> tuple[FloatArray, FloatArray]:
+    """Shares of ``peak`` that one layer's GEMMs and the output head's reach.
+
+    A layer's: FLOP-weighted over its GEMMs, each ``M x K -> N`` at
     :func:`kernels.gemm_share_of_peak` (its forward and both backward GEMMs have the same three
     dimensions); weighted harmonically by FLOPs, since the times add. Routed experts run
-    grouped GEMMs of the tokens each expert receives. The shapes depend on the micro-batch's
-    tokens, TP and EP only, so each distinct triple is computed once."""
+    grouped GEMMs of the tokens each expert receives. The head's: ``tokens x hidden ->
+    vocab / tp``. The shapes depend on the micro-batch's tokens, TP and EP only, so each
+    distinct triple is computed once, all five GEMMs in one call."""
     shape = np.broadcast(tokens, layout.tp, layout.ep).shape
-    token_rows = np.broadcast_to(tokens, shape).ravel()
-    tp_rows = np.broadcast_to(layout.tp, shape).ravel().astype(float)
-    ep_rows = np.broadcast_to(layout.ep, shape).ravel().astype(float)
+
+    def rows(values: npt.ArrayLike) -> npt.NDArray[Any]:
+        array = np.asarray(values)
+        return (array if array.shape == shape else np.broadcast_to(array, shape)).ravel()
+
+    token_rows = rows(tokens)
+    tp_rows = rows(layout.tp).astype(float)
+    ep_rows = rows(layout.ep).astype(float)
     key = token_rows * 1e6 + tp_rows * 1e3 + ep_rows
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     tp, ep, m = tp_rows[first], ep_rows[first], token_rows[first]
@@ -176,19 +180,24 @@ def layer_matmul_efficiency(
     width = float(model.moe_intermediate_size if model.is_moe else model.intermediate_size)
     gate = 2.0 if model.gated_mlp else 1.0
     expert_m = m * (model.num_experts_per_token / model.num_experts * ep if model.is_moe else 1.0)
+    hidden = np.full_like(m, h)
     gemms = [
-        (m, np.full_like(m, h), (model.q_width + 2 * model.kv_width) / tp),
-        (m, model.q_width / tp, np.full_like(m, h)),
-        (expert_m, np.full_like(m, h), gate * width / tp),
-        (expert_m, width / tp, np.full_like(m, h)),
+        (m, hidden, (model.q_width + 2 * model.kv_width) / tp),
+        (m, model.q_width / tp, hidden),
+        (expert_m, hidden, gate * width / tp),
+        (expert_m, width / tp, hidden),
+        (m, hidden, model.vocab_size / tp),
     ]
+    sizes = [np.stack([gemm[axis] for gemm in gemms]) for axis in range(3)]
+    shares = gemm_share_of_peak(sizes[0], sizes[2], sizes[1], rates)
     weights = np.zeros_like(m)
     times = np.zeros_like(m)
-    for m_size, k_size, n_size in gemms:
+    for (_, k_size, n_size), share in zip(gemms[:4], shares[:4], strict=True):
         flops = k_size * n_size
         weights = weights + flops
-        times = times + flops / gemm_share_of_peak(m_size, n_size, k_size, rates)
-    return np.asarray((weights / times)[inverse].reshape(shape), dtype=float)
+        times = times + flops / share
+    layer = np.asarray((weights / times)[inverse].reshape(shape), dtype=float)
+    return layer, np.asarray(shares[4][inverse].reshape(shape), dtype=float)
 
 
 def estimate_step_time(
@@ -198,51 +207,32 @@ def estimate_step_time(
     efficiency: Efficiency | None = None,
     flash_attention: bool = True,
     measured: MachineMeasurements | None = None,
+    terms: LayoutTerms | None = None,
 ) -> StepTime:
     """Seconds per optimizer step and the throughput they give (module docstring). ``measured``
-    (a calibration profile of the rented machine) replaces the built-in ceilings for its GPU."""
+    (a calibration profile of the rented machine) replaces the built-in ceilings for its GPU.
+    ``terms``: :func:`~gpuplan.estimate.step_terms.layout_terms` of ``job`` on ``layout``,
+    when the caller keeps them for several clusters."""
     constants = efficiency or default_efficiency()
     model, gpu = job.model, cluster.gpu
     gpu.require_speed_model()
     links = measured_links(measured, gpu.id)
-    codes = resolve_framework_codes(job.framework, layout.tp, layout.pp, layout.zero)
-    profiles = job_profiles(job)
-    tp, pp, cp = layout.tp.astype(float), layout.pp.astype(float), layout.cp.astype(float)
-    vpp = layout.vpp.astype(float)
-    tokens = (job.seq_len * layout.micro_batch / cp).astype(float)
-    layers_on_stage = np.ceil(model.num_layers / pp)
-    layer_share = layers_on_stage / model.num_layers
+    terms = terms or layout_terms(job, layout)
+    codes, profiles = terms.codes, job_profiles(job)
+    tp, cp, vpp = terms.tp, terms.cp, terms.vpp
+    tokens, layers_on_stage = terms.tokens, terms.layers_on_stage
 
-    flops = training_flops_per_token(job, recompute=layout.recompute)
-    hardware_parts = {name: flops.parts[name] + flops.recompute_parts[name] for name in flops.parts}
-    per_op_policy = (layout.recompute == RECOMPUTE_SELECTIVE) & (
-        profile_values(codes, "selective_every_other_matmul", profiles) > 0
-    )
-    hardware_parts["attention_core"] = np.where(
-        per_op_policy, flops.parts["attention_core"], hardware_parts["attention_core"]
-    )
-    hardware_parts["attention_projections"] = hardware_parts["attention_projections"] + np.where(
-        per_op_policy, per_op_recompute_flops_per_token(model), 0.0
-    )
-    linear_per_token = (
-        hardware_parts["attention_projections"]
-        + hardware_parts["dense_mlp"]
-        + hardware_parts["experts"] * job.moe.load_imbalance
-        + hardware_parts["adapters"]
-    )
     dtype = matmul_dtype(job, cluster)
     peak = gpu.peak(dtype)
     ceiling = matmul_ceiling(gpu, dtype, measured) * cluster.clock_share
     bandwidth = gpu.hbm_bandwidth() * hbm_efficiency(measured, gpu.id)
     rates = GemmRates(peak, ceiling, bandwidth, MATMUL_ELEMENT_BYTES[dtype])
-    layer_efficiency = layer_matmul_efficiency(model, layout, tokens, rates)
-    head_efficiency = gemm_share_of_peak(tokens, model.vocab_size / tp, model.hidden_size, rates)
-    layer_matmul = tokens * linear_per_token * layer_share / tp / (peak * layer_efficiency)
-    head_matmul = tokens * hardware_parts["head"] / tp / (peak * head_efficiency)
+    layer_efficiency, head_efficiency = matmul_efficiencies(model, layout, tokens, rates)
+    layer_matmul = terms.layer_matmul_flops / (peak * layer_efficiency)
+    head_matmul = terms.head_matmul_flops / (peak * head_efficiency)
     matmul = layer_matmul + head_matmul
 
     attention_peak = gpu.half_precision_peak()
-    attention_core = tokens * hardware_parts["attention_core"] * layer_share / tp
     kernels_by_code = [
         profile.attention_kernel if flash_attention else "eager" for profile in profiles
     ]
@@ -253,18 +243,11 @@ def estimate_step_time(
             for kernel in kernels_by_code
         ]
     )
-    attention = attention_core / (attention_peak * attention_shares[codes] * cluster.clock_share)
-
-    fused = (profile_values(codes, "fused_kernels", profiles) > 0) | job.compile | job.fused_kernels
-    forward_traffic, backward_traffic = layer_traffic_bytes_per_token(
-        model, fused, tp, layout.sequence_parallel
+    attention = terms.attention_core_flops / (
+        attention_peak * attention_shares[codes] * cluster.clock_share
     )
-    forward_passes = np.where(layout.recompute == RECOMPUTE_FULL, 2.0, 1.0)
-    loss_traffic = loss_traffic_bytes_per_token(model, fused | job.fused_loss, tp)
-    memory_bound = (
-        tokens * layers_on_stage * (forward_passes * forward_traffic + backward_traffic)
-        + tokens * loss_traffic
-    ) / bandwidth
+
+    memory_bound = terms.memory_bound_bytes / bandwidth
     if dtype == "fp8":
         memory_bound = (
             memory_bound
@@ -273,10 +256,7 @@ def estimate_step_time(
         )
     if job.method == "qlora":
         memory_bound = memory_bound + qlora_dequantization_seconds(job, layout, bandwidth)
-    kernels = np.where(fused, FUSED_KERNELS_PER_LAYER, EAGER_KERNELS_PER_LAYER) * (
-        1.0 + (forward_passes - 1.0) / 3.0
-    )
-    gaps = layers_on_stage * kernels * KERNEL_GAP_SECONDS
+    kernels, gaps = terms.kernels, terms.gaps
     device_per_layer = (matmul + attention + memory_bound + gaps) / layers_on_stage
     host_wait = np.maximum(kernels * HOST_LAUNCH_SECONDS - device_per_layer, 0.0)
     overhead = gaps + layers_on_stage * host_wait
@@ -286,27 +266,24 @@ def estimate_step_time(
     )
     compute = matmul + attention + memory_bound + overhead
 
-    groups = parallel_groups(layout)
-    activation_bytes = tokens * model.hidden_size * BF16
-    tp_collectives = np.where(layout.recompute == RECOMPUTE_FULL, 6.0, 4.0)
+    groups = terms.groups
+    tp_collectives = terms.tp_collectives
     tp_collective = collective_seconds(
-        "all_reduce", activation_bytes, groups["tp"].size, groups["tp"].stride, cluster, links
+        "all_reduce", terms.activation_bytes, groups["tp"].size, groups["tp"].stride, cluster, links
     )
     if job.tp_comm_overlap:
         paired_gemm = layer_matmul / np.maximum(layers_on_stage, 1.0) / tp_collectives
         tp_collective = tensor_parallel_overlap_exposed(tp_collective, paired_gemm, tp)
     tensor_parallel = layers_on_stage * tp_collectives * tp_collective
-    kv_bytes = tokens * 2 * model.kv_width * BF16 / tp
     ring = (
         3.0
         * (cp - 1.0)
         * collective_seconds(
-            "p2p", kv_bytes, groups["cp"].size, groups["cp"].stride, cluster, links
+            "p2p", terms.kv_bytes, groups["cp"].size, groups["cp"].stride, cluster, links
         )
     )
     attention_per_layer = attention / np.maximum(layers_on_stage, 1.0)
     context_parallel = layers_on_stage * np.maximum(ring - attention_per_layer, 0.0)
-    moe_layers = layers_on_stage * (model.num_moe_layers / model.num_layers)
     if model.is_moe:
         dispatch = expert_dispatch_seconds(
             model, job.moe, tokens, tp, groups["ep"].size, groups["ep"].stride, cluster, links
@@ -315,32 +292,30 @@ def estimate_step_time(
             dispatch = overlapped_dispatch_seconds(
                 dispatch, compute / np.maximum(layers_on_stage, 1.0)
             )
-        expert_parallel = moe_layers * dispatch
+        expert_parallel = terms.moe_layers * dispatch
     else:
         expert_parallel = np.zeros_like(compute)
-    send_bytes = activation_bytes / np.where(layout.sequence_parallel, tp, 1.0)
     send = collective_seconds(
-        "p2p", send_bytes, groups["pp"].size, groups["pp"].stride, cluster, links
-    )
-    overlapped_sends = (profile_values(codes, "overlaps_pipeline_sends", profiles) > 0) & (
-        layout.vpp > 1
+        "p2p", terms.send_bytes, groups["pp"].size, groups["pp"].stride, cluster, links
     )
     chunk_compute = compute / (2.0 * vpp)
     pipeline_send = np.where(
         layout.pp > 1,
-        2.0 * vpp * np.where(overlapped_sends, np.maximum(send - chunk_compute, 0.0), send),
+        2.0 * vpp * np.where(terms.overlapped_sends, np.maximum(send - chunk_compute, 0.0), send),
         0.0,
     )
 
-    stage_params = _stage_trained_params(job, layout)
+    stage_params = terms.stage_params
     dp_group = groups["dp_cp"]
-    shard = (layout.dp * layout.cp).astype(float)
-    reduce_bytes_per_param = profile_values(codes, "gradient_reduce_bytes", profiles)
-    forward_share = np.where(layout.recompute == RECOMPUTE_FULL, 0.25, 1.0 / 3.0)
+    shard = terms.shard
+    reduce_bytes_per_param = terms.reduce_bytes_per_param
+    forward_share = terms.forward_share
     forward, backward = compute * forward_share, compute * (1.0 - forward_share)
 
+    placed_dp = PlacedGroup.of(dp_group.size, dp_group.stride, cluster, links)
+
     def sharded(collective: str, size: FloatArray) -> FloatArray:
-        return collective_seconds(collective, size, dp_group.size, dp_group.stride, cluster, links)
+        return placed_dp.collective_seconds(collective, size)
 
     gather = sharded("all_gather", stage_params * BF16)
     scatter = sharded("reduce_scatter", stage_params * reduce_bytes_per_param)
@@ -362,13 +337,13 @@ def estimate_step_time(
         + pipeline_send
         + zero3_exposed
     )
-    micro_batches = layout.micro_batches.astype(float)
-    bubble_micro_batches = np.where(layout.pp > 1, (pp - 1.0) / vpp, 0.0)
+    micro_batches = terms.micro_batches
+    bubble_micro_batches = terms.bubble_micro_batches
 
     all_reduce = sharded("all_reduce", stage_params * reduce_bytes_per_param)
     gradient_reduce = np.where(layout.zero == 0, all_reduce, scatter)
     parameter_gather = np.where(
-        profile_values(codes, "overlaps_parameter_gather", profiles) > 0,
+        terms.overlaps_parameter_gather,
         overlapped_seconds(gather, forward, layers_on_stage),
         gather,
     )
@@ -399,7 +374,7 @@ def estimate_step_time(
     tokens_per_step = float(job.global_batch * job.seq_len)
     tokens_per_second = tokens_per_step / step
     per_gpu = tokens_per_second / (layout.dp * layout.tp * layout.pp * layout.cp)
-    model_flops = per_gpu * flops.model
+    model_flops = per_gpu * terms.model_flops
     reference_peak = gpu.half_precision_peak()
     return StepTime(
         step_seconds=step,
@@ -407,7 +382,7 @@ def estimate_step_time(
         tokens_per_second_per_gpu=np.asarray(per_gpu, dtype=float),
         model_flops_per_second_per_gpu=np.asarray(model_flops, dtype=float),
         mfu=np.asarray(model_flops / reference_peak, dtype=float),
-        hfu=np.asarray(per_gpu * flops.hardware / reference_peak, dtype=float),
+        hfu=np.asarray(per_gpu * terms.hardware_flops / reference_peak, dtype=float),
         breakdown={name: np.asarray(value, dtype=float) for name, value in breakdown.items()},
         matmul_dtype=dtype,
     )
@@ -498,39 +473,6 @@ def qlora_dequantization_seconds(job: TrainingJob, layout: Layout, bandwidth: fl
     layer_share = np.ceil(model.num_layers / layout.pp) / model.num_layers
     passes = np.where(layout.recompute == RECOMPUTE_FULL, 3.0, 2.0)
     return np.asarray(linear * layer_share * passes * (0.5 + 2.0 * BF16) / bandwidth, dtype=float)
-
-
-def per_op_recompute_flops_per_token(model: ModelSpec) -> float:
-    """FLOPs torchtitan's per-op selective recompute runs again: it keeps every other matmul's
-    output (wq, wv, w1, w2) and recomputes the forward of the others (wk, wo, w3) in backward
-    (``torchtitan/models/llama3/infra/parallelize.py``, ``_save_list``)."""
-    width = (
-        model.moe_intermediate_size * model.num_experts_per_token
-        if model.is_moe
-        else model.intermediate_size
-    )
-    recomputed = model.hidden_size * (
-        model.kv_width + model.q_width + (width if model.gated_mlp else 0)
-    )
-    return 2.0 * model.num_layers * recomputed
-
-
-def _stage_trained_params(job: TrainingJob, layout: Layout) -> FloatArray:
-    """Trained parameters on one rank of a pipeline stage: what its gradients hold."""
-    model = job.model
-    layer_share = np.ceil(model.num_layers / layout.pp) / model.num_layers
-    if job.is_adapter:
-        adapters = model.num_layers * lora_params_per_layer(model, job.lora.rank, job.lora.targets)
-        return np.asarray(adapters * layer_share / layout.tp, dtype=float)
-    breakdown = model.parameter_breakdown()
-    dense = (breakdown["attention"] + breakdown["mlp"] + breakdown["norms"]) / layout.tp
-    experts = breakdown["experts"] / (layout.tp * layout.ep)
-    edge = (breakdown["embeddings"] + breakdown["head"]) / layout.tp / layout.pp
-    trained = (dense + experts) * layer_share + edge
-    if job.method == "freeze":
-        assert job.trainable_layers is not None
-        trained = trained * job.trainable_layers / model.num_layers
-    return np.asarray(trained, dtype=float)
 
 
 def _optimizer_seconds(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -10,14 +11,15 @@ import numpy as np
 import numpy.typing as npt
 
 from gpuplan.estimate.comm import ClusterRows
-from gpuplan.estimate.frameworks import resolve_framework_codes
-from gpuplan.estimate.memory import HOST_MEMORY_MARGIN, estimate_memory
+from gpuplan.estimate.memory import HOST_MEMORY_MARGIN, host_memory_fits
 from gpuplan.estimate.startup import startup_seconds
+from gpuplan.estimate.step_terms import LayoutTerms
 from gpuplan.estimate.time import COMMUNICATION_PARTS, estimate_step_time
 from gpuplan.hardware.cluster import Cluster
 from gpuplan.hardware.gpu import GPUSpec
 from gpuplan.scenario import Scenario
-from gpuplan.search.layouts import Candidates, concatenate, enumerate_layouts
+from gpuplan.search.layout_cache import LayoutKey, MemoryKey, SearchCache
+from gpuplan.search.layouts import Candidates
 from gpuplan.search.machines import Machine, weight_bytes_lower_bound
 from gpuplan.search.request import LayoutLimitError, PlanRequest
 from gpuplan.strategy import OFFLOAD, RECOMPUTE, Strategy
@@ -76,35 +78,52 @@ def weight_shortfall(
     )
 
 
+@dataclass(frozen=True)
+class GroupMemory:
+    """The memory of the layouts of one GPU's machines against that GPU's capacity and each
+    machine's RAM per node (``host_capacity_bytes``, NaN where unknown)."""
+
+    peak_bytes: FloatArray
+    host_bytes: FloatArray
+    host_capacity_bytes: FloatArray
+    capacity_bytes: float
+    usable_bytes: float
+
+    @property
+    def fits(self) -> npt.NDArray[np.bool_]:
+        """Peak within the usable memory: the capacity less the request's headroom."""
+        return self.peak_bytes <= self.usable_bytes
+
+    @property
+    def host_fits(self) -> npt.NDArray[np.bool_]:
+        return host_memory_fits(self.host_bytes, self.host_capacity_bytes)
+
+    @property
+    def headroom(self) -> FloatArray:
+        """Share of the capacity left free at the peak (``MemoryEstimate.headroom``)."""
+        return np.asarray(1.0 - self.peak_bytes / self.capacity_bytes, dtype=float)
+
+
 def evaluate_machines(
     scenario: Scenario,
     group: Sequence[tuple[Machine, Sequence[int]]],
     request: PlanRequest,
-    layouts: dict[tuple[Any, ...], Candidates] | None = None,
+    cache: SearchCache | None = None,
     layout_budget: int | None = None,
 ) -> tuple[list[Evaluated], int, Shortfall | None]:
     """Evaluate every layout of every machine of one GPU type at once, each on its own
     topology (``comm.ClusterRows``): (feasible plans per machine, layouts evaluated, closest
-    miss). A machine on which nothing fits is tried again with optimizer offload. ``layouts``
-    keeps the enumerations of one search, which depend on the node size and counts only.
+    miss). A machine on which nothing fits is tried again with optimizer offload. ``cache``
+    keeps the layouts, their memory, step terms and goodput across the GPU types of one search
+    (:class:`SearchCache`).
     Past ``layout_budget`` layouts, :class:`LayoutLimitError` is raised before evaluating."""
-    known = {} if layouts is None else layouts
+    known = SearchCache() if cache is None else cache
+    clusters = machine_clusters(group, request, known)
 
-    def enumerated(index: int, offload: bool) -> Candidates:
-        key = (clusters[index].scale_up_domain, tuple(group[index][1]), offload)
-        if key not in known:
-            known[key] = enumerate_layouts(scenario, key[0], key[1], offload)
-        return known[key]
+    def layout_key(index: int, offload: bool) -> LayoutKey:
+        return (clusters[index].scale_up_domain, tuple(group[index][1]), offload)
 
     gpu = group[0][0].gpu
-    job = scenario.job
-    clusters = [
-        machine.cluster(
-            max(counts) // machine.topology.gpus,
-            request.allow_unlisted_network or not machine.offers,
-        )
-        for machine, counts in group
-    ]
     usable = gpu.memory_bytes * (1 - request.headroom)
     node_sizes = np.asarray([machine.topology.gpus for machine, _ in group])
     scenario_ram = scenario.cluster.host_memory_bytes if scenario.cluster is not None else None
@@ -114,54 +133,127 @@ def evaluate_machines(
     shortfall: Shortfall | None = None
     pending = list(range(len(group)))
     for offload in (False, True):
-        parts = [(index, enumerated(index, offload)) for index in pending]
+        parts = [
+            (index, known.candidates(scenario, layout_key(index, offload))) for index in pending
+        ]
         parts = [(index, part) for index, part in parts if len(part)]
         if not parts:
             continue
-        candidates = concatenate([part for _, part in parts])
+        counts = np.concatenate([part.count for _, part in parts])
         rows = np.concatenate([np.full(len(part), index) for index, part in parts])
-        evaluated_count += len(candidates)
+        evaluated_count += len(counts)
         if layout_budget is not None and evaluated_count > layout_budget:
             raise LayoutLimitError.of("error.layout_limit", most=f"{request.max_layouts:,}")
-        memory = estimate_memory(
-            job,
-            candidates.layout,
-            gpu.memory_bytes,
-            flash_attention=scenario.strategy.flash_attention,
-            safety_margin=request.headroom,
-            gpus_per_node=np.minimum(node_sizes[rows], candidates.count),
-            host_capacity_bytes=host_memory[rows],
+        keys = [(layout_key(index, offload), int(node_sizes[index])) for index, _ in parts]
+        known.estimate(scenario, keys)
+        memories = [known.memory[key] for key in keys]
+        memory = GroupMemory(
+            peak_bytes=np.concatenate([part.peak_bytes for part in memories]),
+            host_bytes=np.concatenate([part.host_bytes for part in memories]),
+            host_capacity_bytes=np.asarray(host_memory[rows], dtype=float),
+            capacity_bytes=float(gpu.memory_bytes),
+            usable_bytes=usable,
         )
-        fits = memory.fits & memory.host_fits
-        missed = ~memory.fits
-        host_missed = memory.fits & ~memory.host_fits
-        if np.any(host_missed) and not np.any(fits):
-            closest = int(np.flatnonzero(host_missed)[np.argmin(memory.host_bytes[host_missed])])
-            shortfall = Shortfall(
-                gpu.id,
-                int(candidates.count[closest]),
-                float(memory.host_bytes[closest]),
-                float(memory.host_capacity_bytes[closest]) * (1 - HOST_MEMORY_MARGIN),
-                kind="host",
-            )
-        elif np.any(missed) and (shortfall is None or shortfall.kind == "gpu"):
-            closest = int(np.flatnonzero(missed)[np.argmin(memory.peak_bytes[missed])])
-            if shortfall is None or memory.peak_bytes[closest] < shortfall.peak_bytes:
-                shortfall = Shortfall(
-                    gpu.id,
-                    int(candidates.count[closest]),
-                    float(memory.peak_bytes[closest]),
-                    usable,
-                )
-        fitted = set(rows[fits].tolist())
+        on_gpu, on_host = memory.fits, memory.host_fits
+        fits = on_gpu & on_host
+        shortfall = _closest_miss(gpu.id, memory, counts, on_gpu, on_host, shortfall)
+        masks = np.split(fits, np.cumsum([len(part) for _, part in parts])[:-1])
+        blocks = [
+            (index, int(np.count_nonzero(mask)))
+            for (index, _), mask in zip(parts, masks, strict=True)
+            if mask.any()
+        ]
+        fitted = {index for index, _ in blocks}
         pending = [index for index in pending if index not in fitted]
         if fitted:
+            layout_keys = [layout_key(index, offload) for index, _ in parts]
+            feasible, terms, goodput = known.feasible(scenario, layout_keys, masks)
             results += _evaluate_feasible(
-                scenario, group, clusters, candidates.take(fits), rows[fits], memory, fits, request
+                scenario, group, clusters, feasible, terms, goodput, blocks, memory, fits, request
             )
         if not pending:
             break
     return results, evaluated_count, shortfall
+
+
+def _closest_miss(
+    gpu_id: str,
+    memory: GroupMemory,
+    counts: IntArray,
+    on_gpu: npt.NDArray[np.bool_],
+    on_host: npt.NDArray[np.bool_],
+    shortfall: Shortfall | None,
+) -> Shortfall | None:
+    """The layout that came closest to fitting, against the closest miss so far: in host
+    memory when every layout that fits the GPUs misses the RAM, else on the GPUs."""
+    missed = ~on_gpu
+    host_missed = on_gpu & ~on_host
+    if np.any(host_missed) and not np.any(on_gpu & on_host):
+        closest = int(np.flatnonzero(host_missed)[np.argmin(memory.host_bytes[host_missed])])
+        return Shortfall(
+            gpu_id,
+            int(counts[closest]),
+            float(memory.host_bytes[closest]),
+            float(memory.host_capacity_bytes[closest]) * (1 - HOST_MEMORY_MARGIN),
+            kind="host",
+        )
+    if np.any(missed) and (shortfall is None or shortfall.kind == "gpu"):
+        closest = int(np.flatnonzero(missed)[np.argmin(memory.peak_bytes[missed])])
+        if shortfall is None or memory.peak_bytes[closest] < shortfall.peak_bytes:
+            return Shortfall(
+                gpu_id,
+                int(counts[closest]),
+                float(memory.peak_bytes[closest]),
+                memory.usable_bytes,
+            )
+    return shortfall
+
+
+def machine_clusters(
+    group: Sequence[tuple[Machine, Sequence[int]]],
+    request: PlanRequest,
+    cache: SearchCache | None = None,
+) -> list[Cluster]:
+    """Each machine of ``group`` as a cluster of its largest GPU count (kept in ``cache``)."""
+    clusters = {} if cache is None else cache.clusters
+    found = []
+    for machine, counts in group:
+        key = (id(machine), max(counts))
+        if key not in clusters:
+            cluster = machine.cluster(
+                max(counts) // machine.topology.gpus,
+                request.allow_unlisted_network or not machine.offers,
+            )
+            clusters[key] = (machine, cluster)
+        found.append(clusters[key][1])
+    return found
+
+
+def estimate_first_pass(
+    scenario: Scenario,
+    groups: Sequence[Sequence[tuple[Machine, Sequence[int]]]],
+    request: PlanRequest,
+    cache: SearchCache,
+) -> None:
+    """Estimate in one call the memory of every machine's layouts without offload, the first
+    pass of :func:`evaluate_machines` for each group (the GPUs of one type). Nothing is
+    estimated when they exceed the request's ``max_layouts``: the search stops before."""
+    cache.usable_bytes = max(
+        (group[0][0].gpu.memory_bytes * (1 - request.headroom) for group in groups),
+        default=math.inf,
+    )
+    keys: list[MemoryKey] = []
+    layouts = 0
+    for group in groups:
+        for (machine, counts), cluster in zip(
+            group, machine_clusters(group, request, cache), strict=True
+        ):
+            key = (cluster.scale_up_domain, tuple(counts), False)
+            layouts += len(cache.candidates(scenario, key))
+            if request.max_layouts is not None and layouts > request.max_layouts:
+                return
+            keys.append((key, machine.topology.gpus))
+    cache.estimate(scenario, keys)
 
 
 def _evaluate_feasible(
@@ -169,36 +261,42 @@ def _evaluate_feasible(
     group: Sequence[tuple[Machine, Sequence[int]]],
     clusters: Sequence[Cluster],
     feasible: Candidates,
-    rows: IntArray,
-    memory: Any,
+    terms: LayoutTerms,
+    goodput: FloatArray,
+    blocks: Sequence[tuple[int, int]],
+    memory: GroupMemory,
     fits: npt.NDArray[np.bool_],
     request: PlanRequest,
 ) -> list[Evaluated]:
-    """Speed, reliability and start-up of the layouts that fit, split back per machine."""
+    """Speed and start-up of the layouts that fit, with their ``goodput``, split back per
+    machine (``blocks``: each machine's index in ``group`` and its count of layouts, one block after
+    the other)."""
     job = scenario.job
-    used, local = np.unique(rows, return_inverse=True)
-    fabric = ClusterRows(tuple(clusters[index] for index in used), local.astype(np.int64))
+    used = [index for index, _ in blocks]
+    ends = np.cumsum([size for _, size in blocks]).tolist()
+    local = np.repeat(np.arange(len(blocks)), [size for _, size in blocks])
+    fabric = ClusterRows(tuple(clusters[index] for index in used), local)
     step = estimate_step_time(
         job,
         fabric,
         feasible.layout,
         flash_attention=scenario.strategy.flash_attention,
         measured=request.measured,
+        terms=terms,
     )
-    reliability = scenario.reliability.estimate(job, feasible.count)
-    goodput = np.asarray(reliability.goodput, dtype=float) * np.ones_like(step.step_seconds)
     node_size = np.asarray([group[index][0].topology.gpus for index in used])[local]
     startup = startup_seconds(job, -(-feasible.count // node_size), node_size, scenario.startup)
     training = max(job.tokens, 1) / (step.tokens_per_second * goodput)
     communication = sum(step.breakdown[name] for name in COMMUNICATION_PARTS)
-    framework = resolve_framework_codes(
-        job.framework, feasible.layout.tp, feasible.layout.pp, feasible.layout.zero
-    )
-    peak, headroom = memory.peak_bytes[fits], memory.headroom[fits]
-    host = memory.host_bytes[fits]
+    framework = terms.codes
+    peak, host = memory.peak_bytes[fits], memory.host_bytes[fits]
+    headroom = np.asarray(1.0 - peak / memory.capacity_bytes, dtype=float)
+    duration = startup + training
+    communication_share = np.asarray(communication / step.step_seconds, dtype=float)
+    bubble_share = np.asarray(step.breakdown["bubble"] / step.step_seconds, dtype=float)
     results = []
-    for position, index in enumerate(used.tolist()):
-        mask = local == position
+    for index, start, end in zip(used, [0, *ends[:-1]], ends, strict=True):
+        mask = slice(start, end)
         results.append(
             Evaluated(
                 machine=group[index][0],
@@ -210,14 +308,10 @@ def _evaluate_feasible(
                 mfu=step.mfu[mask],
                 goodput=goodput[mask],
                 startup_seconds=startup[mask],
-                duration_seconds=(startup + training)[mask],
+                duration_seconds=duration[mask],
                 framework=framework[mask],
-                communication_share=np.asarray(communication / step.step_seconds, dtype=float)[
-                    mask
-                ],
-                bubble_share=np.asarray(step.breakdown["bubble"] / step.step_seconds, dtype=float)[
-                    mask
-                ],
+                communication_share=communication_share[mask],
+                bubble_share=bubble_share[mask],
                 network_assumed=clusters[index].network_assumed,
                 host_bytes=host[mask],
             )

@@ -45,7 +45,7 @@ class Candidates:
     def __len__(self) -> int:
         return int(self.count.shape[0])
 
-    def take(self, mask: npt.NDArray[np.bool_] | IntArray) -> Candidates:
+    def take(self, mask: npt.NDArray[np.bool_] | IntArray | slice) -> Candidates:
         fields = {
             name: getattr(self.layout, name)[mask] for name in self.layout.__dataclass_fields__
         }
@@ -156,6 +156,8 @@ def enumerate_layouts(
 
 def concatenate(parts: Sequence[Candidates]) -> Candidates:
     """The layouts of several candidate sets, one after the other."""
+    if len(parts) == 1:
+        return parts[0]
     names = Layout.__dataclass_fields__
     return Candidates(
         np.concatenate([part.count for part in parts]),

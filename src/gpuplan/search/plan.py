@@ -19,11 +19,12 @@ from gpuplan.scenario import Scenario
 from gpuplan.search.evaluate import (
     Shortfall,
     best_per_cluster_size,
+    estimate_first_pass,
     evaluate_machines,
     offer_holds_host_memory,
     weight_shortfall,
 )
-from gpuplan.search.layouts import Candidates
+from gpuplan.search.layout_cache import SearchCache
 from gpuplan.search.machines import Machine, group_machines, machine_gpu_counts
 from gpuplan.search.ranking import PlanCandidate, cost_floor, pareto_front, select_rows
 from gpuplan.search.reasons import Reason, reason, reasons_text
@@ -153,11 +154,12 @@ def plan(request: PlanRequest) -> dict[str, Any]:
         sold = machine_gpu_counts(machine, scenario, request, lower_bound=False)
         if sold:
             shortfalls.append(weight_shortfall(scenario, machine.gpu, max(sold), request))
-    layouts: dict[tuple[Any, ...], Candidates] = {}
+    cache = SearchCache()
+    estimate_first_pass(scenario, list(by_gpu.values()), request, cache)
     for gpu_id, group in by_gpu.items():
         try:
             budget = None if request.max_layouts is None else request.max_layouts - evaluated_total
-            results, count, shortfall = evaluate_machines(scenario, group, request, layouts, budget)
+            results, count, shortfall = evaluate_machines(scenario, group, request, cache, budget)
         except (MissingSpecError, MissingPeakError) as missing:
             skipped[gpu_id] = str(missing)
             continue
