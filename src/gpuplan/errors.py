@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Self
 
 
@@ -35,6 +36,44 @@ class InputError(ValueError):
         return translate(self.key, lang, **values)
 
 
+@dataclass(frozen=True)
+class Phrase:
+    """Words inside a message that are shown in the reader's language: message ``key`` filled
+    with ``values`` (each may be a phrase, an error or a message's English itself);
+    ``str(phrase)`` is the English."""
+
+    key: str
+    values: Mapping[str, object] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return self.text("en")
+
+    def text(self, lang: str) -> str:
+        from gpuplan.i18n import translate
+
+        values = {name: _in_language(value, lang) for name, value in self.values.items()}
+        return translate(self.key, lang, **values)
+
+
+@dataclass(frozen=True)
+class Joined:
+    """Parts shown one after another, the text of message ``separator`` between them (``a
+    whole number or nothing``, ``file: offer 'x': plans[0]``); each part is a phrase, an error,
+    a message's English or a plain string."""
+
+    parts: tuple[object, ...]
+    separator: str
+
+    def __str__(self) -> str:
+        return self.text("en")
+
+    def text(self, lang: str) -> str:
+        from gpuplan.i18n import translate
+
+        between = translate(self.separator, lang)
+        return between.join(str(_in_language(part, lang)) for part in self.parts)
+
+
 class Verbatim(str):
     """A message value shown as it is in every language: a name from the input (a CSV column
     such as ``price``) that happens to be the English of a message."""
@@ -45,7 +84,7 @@ def _in_language(value: object, lang: str) -> object:
     (a :class:`Verbatim` value as it is)."""
     from gpuplan.i18n import translate_text
 
-    if isinstance(value, InputError):
+    if isinstance(value, InputError | Phrase | Joined):
         return value.text(lang)
     if isinstance(value, Verbatim):
         return str(value)

@@ -53,6 +53,141 @@ ENGLISH: dict[str, str] = dict(
         message("usage.kind.int range", "integer range"),
         message("usage.kind.float range", "float range"),
         message("usage.kind.datetime", "date and time"),
+        # catalog schema words in errors (catalog/schema/decoding.py); each description is a
+        # schema field's ``description``
+        message("schema.type.int", "a whole number"),
+        message("schema.type.float", "a number"),
+        message("schema.type.str", "a string"),
+        message("schema.type.bool", "true or false"),
+        message("schema.type.array", "a list"),
+        message("schema.type.object", "a table"),
+        message("schema.type.null", "nothing"),
+        message("schema.or", " or "),
+        message("schema.one_of", "one of {values}"),
+        message("schema.bounded", "{words} {bound}"),
+        message("schema.documented_type", "a value of the documented type"),
+        message("schema.location_separator", ": "),
+        message("schema.entry.interval", "interval {name}"),
+        message("schema.entry.gpu", "gpu {name}"),
+        message("schema.entry.uncatalogued_accelerator", "uncatalogued accelerator {name}"),
+        message("schema.entry.model", "model {name}"),
+        message("schema.entry.fee", "fee {name}"),
+        message("schema.entry.discount", "discount {name}"),
+        message("schema.entry.offer", "offer {name}"),
+        message("schema.entry.rate", "rate {name}"),
+        message("schema.describe.flop_s_dense_above_0", "FLOP/s (dense), above 0"),
+        message(
+            "schema.describe.gpus_in_one_nvlink_domain_across_instances_gb200",
+            "GPUs in one NVLink domain across instances (GB200 NVL72: 72)",
+        ),
+        message("schema.describe.gpus_per_instance_at_least_1", "GPUs per instance, at least 1"),
+        message(
+            "schema.describe.a_gemm_shape_m_n_k_of_positive_integers",
+            "a GEMM shape [m, n, k] of positive integers",
+        ),
+        message("schema.describe.a_pcie_generation_1_to_6", "a PCIe generation, 1 to 6"),
+        message("schema.describe.a_catalog_gpu_id", "a catalog GPU id"),
+        message("schema.describe.a_catalog_gpu_id_or_alias", "a catalog GPU id or alias"),
+        message("schema.describe.a_date_written_yyyy_mm_dd", "a date written YYYY-MM-DD"),
+        message(
+            "schema.describe.a_duration_written_as_a_number_with_s_m_in_h_d_w",
+            "a duration written as a number with s, m(in), h, d, w, mo or y: 90m, 12h, 30d, 6w, 3mo, 1y",
+        ),
+        message("schema.describe.a_non_empty_string", "a non-empty string"),
+        message("schema.describe.a_number_above_0", "a number above 0"),
+        message("schema.describe.a_number_of_seconds", "a number of seconds"),
+        message(
+            "schema.describe.a_payload_size_in_bytes_e_g_2147483648",
+            'a payload size in bytes, e.g. "2147483648"',
+        ),
+        message(
+            "schema.describe.a_price_of_at_least_0_in_the_offer_s_currency",
+            "a price of at least 0, in the offer's currency",
+        ),
+        message(
+            "schema.describe.a_rate_in_gb_s_10_9_bits_per_second_above_0",
+            "a rate in Gb/s (10^9 bits per second), above 0",
+        ),
+        message(
+            "schema.describe.a_rate_in_bytes_per_second_above_0",
+            "a rate in bytes per second, above 0",
+        ),
+        message("schema.describe.a_share_from_0_to_1_0_05_5", "a share from 0 to 1 (0.05 = 5 %)"),
+        message("schema.describe.a_share_from_0_to_below_1", "a share from 0 to below 1"),
+        message(
+            "schema.describe.a_share_from_0_3_to_1_5_fit_bounds",
+            "a share from 0.3 to 1.5 (FIT_BOUNDS)",
+        ),
+        message(
+            "schema.describe.a_size_in_gb_10_9_bytes_at_least_0",
+            "a size in GB (10^9 bytes), at least 0",
+        ),
+        message(
+            "schema.describe.a_size_in_bytes_a_whole_number_above_0",
+            "a size in bytes (a whole number above 0)",
+        ),
+        message("schema.describe.a_whole_number_at_least_0", "a whole number, at least 0"),
+        message("schema.describe.a_whole_number_at_least_1", "a whole number, at least 1"),
+        message(
+            "schema.describe.active_parameters_per_token_a_whole_number",
+            "active parameters per token, a whole number",
+        ),
+        message(
+            "schema.describe.an_iso_4217_code_in_capitals_e_g_usd",
+            "an ISO 4217 code in capitals, e.g. USD",
+        ),
+        message("schema.describe.an_amount_of_money_at_least_0", "an amount of money, at least 0"),
+        message(
+            "schema.describe.bytes_per_second_per_gpu_one_direction_above_0",
+            "bytes per second per GPU, one direction, above 0",
+        ),
+        message("schema.describe.free_text", "free text"),
+        message("schema.describe.memory_as_the_vendor_writes_it", "memory as the vendor writes it"),
+        message(
+            "schema.describe.memory_in_bytes_80_gib_85899345920",
+            "memory in bytes (80 GiB = 85899345920)",
+        ),
+        message("schema.describe.parameters_a_whole_number", "parameters, a whole number"),
+        message(
+            "schema.describe.spot_interruptions_per_hour_above_0",
+            "spot interruptions per hour, above 0",
+        ),
+        message(
+            "schema.describe.the_hugging_face_hub_repo_org_name_and_a_note",
+            "the Hugging Face Hub repo, org/name (and a note)",
+        ),
+        message(
+            "schema.describe.the_date_the_figure_was_read_not_in_the_future_y",
+            "the date the figure was read, not in the future: YYYY-MM-DD, YYYY-MM, YYYY-QN, 'YYYY (mid)', YYYY-MM/YYYY-MM or undated<=YYYY-MM-DD",
+        ),
+        message(
+            "schema.describe.the_plan_s_name_default_its_mode", "the plan's name; default: its mode"
+        ),
+        message(
+            "schema.describe.true_when_the_figure_is_an_estimate_not_a_price",
+            "true when the figure is an estimate, not a price",
+        ),
+        message(
+            "schema.describe.units_of_the_base_currency_above_0",
+            "units of the base currency, above 0",
+        ),
+        message(
+            "schema.describe.units_per_instance_not_charged_at_least_0",
+            "units per instance not charged, at least 0",
+        ),
+        message("schema.describe.watts_above_0", "watts, above 0"),
+        message(
+            "schema.describe.where_the_figure_comes_from_a_url_or_a_document",
+            "where the figure comes from: a URL, or a document and the place in it",
+        ),
+        message(
+            "schema.describe.where_the_interruption_rate_comes_from",
+            "where the interruption rate comes from",
+        ),
+        message(
+            "schema.describe.who_states_these_prices_provider_a_price_list_or",
+            "who states these prices: provider (a price list) or the publication",
+        ),
         # billing modes and plan names (terms.py)
         message("billing.per_second", "billed per second"),
         message("billing.per_minute", "billed per minute"),

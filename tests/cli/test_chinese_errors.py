@@ -87,7 +87,7 @@ CASES = [
         OFFERS_HEAD + 'colour = "red"\n' + f"plans = [ {PLAN} ]\n",
         ("offers", "--offers", "{file}"),
         "offer 'error-4090': colour: unknown key; accepted: id, gpu",
-        "offer 'error-4090': colour：未知的键；可用的键：id, gpu",
+        "报价 'error-4090': colour：未知的键；可用的键：id, gpu",
         id="catalog-schema-key",
     ),
     pytest.param(

@@ -118,9 +118,10 @@ def parse_observed(observed: str) -> tuple[dt.date, str]:
     return latest, quality
 
 
-def check_not_future(observed: str, where: str, today: dt.date | None = None) -> None:
+def check_not_future(observed: str, where: object, today: dt.date | None = None) -> None:
     """Refuse an observation whose earliest possible date is after ``today`` (plus
-    :data:`FUTURE_SLACK_DAYS`): nobody has read that price yet."""
+    :data:`FUTURE_SLACK_DAYS`): nobody has read that price yet. ``where`` names the field
+    (a string, or a phrase in the reader's language)."""
     earliest, _, _ = observed_span(observed)
     today = today or dt.date.today()
     if earliest is not None and (earliest - today).days > FUTURE_SLACK_DAYS:

@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 import msgspec
 
-from gpuplan.errors import InputError
+from gpuplan.errors import InputError, Joined, Phrase, Verbatim
 from gpuplan.limits import key_name, shown
 from gpuplan.pricing.provenance import ProvenanceError, check_not_future
 
@@ -28,14 +28,15 @@ T = TypeVar("T")
 PathToken = str | int
 
 TYPE_WORDS = {
-    "int": "a whole number",
-    "float": "a number",
-    "str": "a string",
-    "bool": "true or false",
-    "array": "a list",
-    "object": "a table",
-    "null": "nothing",
+    "int": "schema.type.int",
+    "float": "schema.type.float",
+    "str": "schema.type.str",
+    "bool": "schema.type.bool",
+    "array": "schema.type.array",
+    "object": "schema.type.object",
+    "null": "schema.type.null",
 }
+"""msgspec's name of a JSON type -> the message that says it in words (``a whole number``)."""
 DATE_FIELDS = ("observed", "purchase_price_observed")
 """Fields holding the date a figure was read: none of them may be in the future."""
 
@@ -118,9 +119,10 @@ def explain(message: str, document: Any, schema: Any, origin: str) -> tuple[str,
 # --- where: file, entry and key --------------------------------------------------------------
 
 
-def _where(origin: str, schema: Any, document: Any, path: list[PathToken]) -> str:
-    """``origin: offer 'x': plans[0].granularity`` for ``path`` in ``document``."""
-    labels: list[str] = []
+def _where(origin: str, schema: Any, document: Any, path: list[PathToken]) -> Joined:
+    """``origin: offer 'x': plans[0].granularity`` for ``path`` in ``document``: the entry
+    words in the reader's language, the file and the keys as they are."""
+    labels: list[Phrase] = []
     keys = ""
     node: Any = schema
     value = document
@@ -134,21 +136,26 @@ def _where(origin: str, schema: Any, document: Any, path: list[PathToken]) -> st
         if label:
             labels.append(label)
             keys = ""
-    parts = [origin, *labels, *([keys] if keys else [])]
-    return ": ".join(parts)
+    parts = [Verbatim(origin), *labels, *([Verbatim(keys)] if keys else [])]
+    return Joined(tuple(parts), "schema.location_separator")
 
 
-def _entry_label(node: Any, value: Any, token: PathToken) -> str:
-    """``offer 'x'`` when ``node`` is an entry type whose name is known, else ``""``."""
+def _entry_label(node: Any, value: Any, token: PathToken) -> Phrase | None:
+    """``offer 'x'`` when ``node`` is an entry type whose name is known, else None."""
     struct = _struct_type(_branch(node, value))
     kind = getattr(struct, "entry_kind", "") if struct is not None else ""
     if not kind or struct is None:
-        return ""
+        return None
     key = getattr(struct, "entry_key", "")
     name = value.get(key) if key and isinstance(value, Mapping) else (None if key else token)
     if isinstance(name, str) and name:
-        return f"{kind} {shown(name)}"
-    return ""
+        return Phrase(entry_word_key(kind), {"name": Verbatim(shown(name))})
+    return None
+
+
+def entry_word_key(kind: str) -> str:
+    """The message naming an entry of ``kind`` (an entry type's ``entry_kind``)."""
+    return "schema.entry." + kind.replace(" ", "_")
 
 
 # --- walking a type and a document together --------------------------------------------------
@@ -325,24 +332,34 @@ def _descriptions(annotation: Any) -> list[str]:
     return found
 
 
-def _expected(annotation: Any, problem: str) -> str:
-    """What ``annotation`` accepts, in words: its description, its values, or its type."""
+def _expected(annotation: Any, problem: str) -> Joined | Phrase:
+    """What ``annotation`` accepts, in words: its description, its values, or its type. A
+    description is the English of a message (``schema.describe.*``), so it reads in the
+    reader's language too."""
     described = _descriptions(annotation)
     if described:
-        return " or ".join(described)
+        return Joined(tuple(described), "schema.or")
     values = _literal_values(annotation)
     if values:
-        return "one of " + ", ".join(str(value) for value in values)
+        return Phrase("schema.one_of", {"values": Verbatim(", ".join(str(v) for v in values))})
     if any(_struct_type(option) for option in _options(annotation)):
-        return "a table"
+        return Phrase(TYPE_WORDS["object"])
     stated = re.match(r"Expected `([^`]*)`(.*)", problem)
     if stated:
-        words = " or ".join(
-            TYPE_WORDS.get(name.strip(), name.strip()) for name in stated.group(1).split("|")
+        words = Joined(
+            tuple(
+                Phrase(TYPE_WORDS[name.strip()])
+                if name.strip() in TYPE_WORDS
+                else Verbatim(name.strip())
+                for name in stated.group(1).split("|")
+            ),
+            "schema.or",
         )
-        rest = re.sub(r",\s*got `[^`]*`", "", stated.group(2))
-        return words + rest
-    return "a value of the documented type"
+        rest = re.sub(r",\s*got `[^`]*`", "", stated.group(2)).strip()
+        if rest:
+            return Phrase("schema.bounded", {"words": words, "bound": Verbatim(rest)})
+        return words
+    return Phrase("schema.documented_type")
 
 
 def _is_date(value: Any) -> bool:
