@@ -176,10 +176,12 @@ def every_prepared_row():
     return prepare_throughput_rows("fit")[0] + prepare_throughput_rows("test")[0]
 
 
-RATIO_BOUNDS = {"precision": 0.8, "compile": 1.0, "scale": 0.85, "gpu": 0.4}
+RATIO_BOUNDS = {"precision": 0.8, "compile": 1.0, "scale": 0.85, "gpu": 0.8}
 """Share of one-change pairs whose predicted ratio is within 10 % of the measured one, as
-reached today (benchmarks/speed_accuracy.py --pairs). The A100 -> H100 pairs miss most: the
-model predicts 2.4-2.8x where llm-foundry measured 1.9-2.4x."""
+reached today (benchmarks/speed_accuracy.py --pairs). The A100 -> H100 pairs that still miss
+are llm-foundry's MPT-30B at 1k-4k tokens (predicted 13-17 % above the measured 2.2x) and its
+MPT-760M at 2k tokens and below, whose measured ratios jump from 1.95x to 2.84x as the sequence
+shortens."""
 
 
 @pytest.mark.parametrize("changed", sorted(RATIO_BOUNDS))

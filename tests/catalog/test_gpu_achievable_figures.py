@@ -22,6 +22,7 @@ ACHIEVABLE_FIELDS = (
     "mamf_best_shape",
     "same_die_as",
     "achievable_tf32_fixed_shape",
+    "achievable_bf16_fixed_shape",
     "achievable_hbm_copy",
     "achievable_hbm_read",
     "dcgm_hbm_floor",

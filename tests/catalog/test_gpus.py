@@ -278,3 +278,32 @@ def test_the_unmeasured_rule_is_the_median_of_the_measured_nvidia_shares():
     assert load_gpu("l40s-48gb").matmul_ceiling_share("bf16") == UNMEASURED_MATMUL_SHARE["bf16"]
     assert load_gpu("gb300-288gb").matmul_ceiling_share("fp8") == UNMEASURED_MATMUL_SHARE["fp8"]
     assert load_gpu("b200-sxm-180gb").matmul_ceiling_share("fp8") == pytest.approx(3432.5 / 4500)
+
+
+def test_the_sustained_clock_share_is_the_fixed_shape_rate_over_the_best_shape_one():
+    import statistics
+
+    from gpuplan.hardware.gpu import UNMEASURED_SUSTAINED_CLOCK_SHARE
+
+    assert load_gpu("h100-sxm-80gb").sustained_clock_share() == pytest.approx(730 / 794.5)
+    assert load_gpu("a100-sxm-80gb").sustained_clock_share() == pytest.approx(270 / 271.2)
+    assert load_gpu("gb200-186gb").sustained_clock_share() == pytest.approx(1550 / 1822)
+    measured = {
+        round(gpu.sustained_clock_share(), 4)
+        for gpu in all_gpus()
+        if gpu.achievable_bf16_fixed_shape is not None
+    }
+    assert len(measured) >= 3
+    assert statistics.median(sorted(measured)) == pytest.approx(
+        UNMEASURED_SUSTAINED_CLOCK_SHARE, abs=5e-4
+    )
+    assert load_gpu("b200-sxm-180gb").sustained_clock_share() == UNMEASURED_SUSTAINED_CLOCK_SHARE
+    assert load_gpu("l40s-48gb").sustained_clock_share() == UNMEASURED_SUSTAINED_CLOCK_SHARE
+
+
+def test_same_die_entries_share_the_sustained_rate_of_their_die():
+    for gpu in all_gpus():
+        if gpu.same_die_as and gpu.achievable_bf16_fixed_shape is not None:
+            die = load_gpu(gpu.same_die_as)
+            assert gpu.achievable_bf16_fixed_shape == die.achievable_bf16_fixed_shape, gpu.id
+            assert gpu.sustained_clock_share() == die.sustained_clock_share(), gpu.id

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import gpuplan
@@ -158,7 +159,8 @@ def test_pcie_data_parallel_scales_worse_than_nvlink():
 
 def test_latent_attention_runs_at_the_kernel_speed_of_its_query_key_width():
     """DeepSeek-V3's heads are 192 wide in ``QK^T`` (128 + 64 rotary) though hidden / heads is
-    56: its attention time is its attention FLOPs at the measured kernel rate for width 192."""
+    56: its attention time is its attention FLOPs at the measured kernel rate for width 192, at
+    the clock the board sustains."""
     from gpuplan.catalog import load_gpu, load_model
     from gpuplan.estimate.efficiency import default_efficiency
     from gpuplan.estimate.flops import training_flops_per_token
@@ -178,7 +180,35 @@ def test_latent_attention_runs_at_the_kernel_speed_of_its_query_key_width():
     stage_share = -(-model.num_layers // 8) / model.num_layers
     share = attention_share_of_peak(gpu.architecture, "cudnn", 4096, 192)
     tokens_per_rank = 256 * 4096 / 32
-    expected = tokens_per_rank * core * stage_share / (gpu.half_precision_peak() * share)
+    rate = gpu.half_precision_peak() * share * gpu.sustained_clock_share()
+    expected = tokens_per_rank * core * stage_share / rate
     expected /= default_efficiency().megatron
     assert result["throughput"]["breakdown"]["attention"] == pytest.approx(expected, rel=1e-6)
     assert share > attention_share_of_peak(gpu.architecture, "cudnn", 4096, 56)
+
+
+def test_kernels_run_at_the_clock_the_board_sustains_and_a_power_limit_lowers_it():
+    from gpuplan.catalog import load_gpu
+    from gpuplan.estimate.comm import ClusterRows
+    from gpuplan.hardware.cluster import Cluster, clock_share_under_power_limit
+
+    h100 = load_gpu("h100-sxm-80gb")
+    rated = Cluster(gpu=h100, count=8)
+    limited = Cluster(gpu=h100, count=8, power_limit_watts=500)
+    assert rated.clock_share == pytest.approx(730 / 794.5)
+    assert limited.clock_share == pytest.approx(
+        730 / 794.5 * clock_share_under_power_limit(500, 700)
+    )
+    rows = ClusterRows(clusters=(rated,), rows=np.zeros(1, dtype=int))
+    assert rows.clock_share == rated.clock_share
+
+
+def test_h100_gains_less_over_a100_than_their_best_shape_matmul_rates():
+    """A matmul-bound job: the speed-up stays below the MAMF ratio (794.5 / 271.2 = 2.93), since
+    the H100 sustains 730 TFLOP/s on a large GEMM run back to back and the A100 270."""
+    scenario = {"model": "llama-2-13b", "seq_len": 2048, "micro_batch": 4, "global_batch": 256}
+    h100 = _estimate(**scenario)["throughput"]["tokens_per_second"]
+    a100 = _estimate(**scenario, hardware={"gpu": "a100-sxm-80gb", "count": 8})["throughput"][
+        "tokens_per_second"
+    ]
+    assert 2.0 < h100 / a100 < 730 / 270

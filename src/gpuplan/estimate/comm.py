@@ -243,8 +243,11 @@ class ClusterRows:
     def _per_row(self, values: Sequence[Any]) -> FloatArray:
         return np.asarray(values, dtype=float)[self.rows]
 
-    clock_share = 1.0
-    """Searched machines run at their rated power."""
+    @property
+    def clock_share(self) -> float:
+        """Searched machines run at their rated power: the board's sustained share only
+        (``Cluster.clock_share``)."""
+        return float(self.gpu.sustained_clock_share())
 
     @cached_property
     def scale_up_domain(self) -> IntArray:

@@ -17,7 +17,7 @@ micro-batch of ``b * s / cp`` tokens costs:
 - **kernel floors**: the shortest kernel's GPU time per kernel, and the host's launch time
   where a layer's kernels finish sooner than it can launch them.
 - all of it divided by the stack's fitted residual (``efficiency.py``), and the compute-bound
-  kernels slowed by a power limit (``Cluster.clock_share``).
+  kernels slowed to the clock the board sustains and by a power limit (``Cluster.clock_share``).
 
 Communication (``comm.py``, on the cluster's own links: NVLink, PCIe with or without
 peer-to-peer, an RDMA network or TCP Ethernet): tensor parallel all-reduces (or all-gather +

@@ -209,10 +209,13 @@ class Cluster:
 
     @property
     def clock_share(self) -> float:
-        """Share of the rated clock a power limit leaves (:func:`clock_share_under_power_limit`)."""
+        """Share of the kernel benchmarks' clock the GPUs hold through a training step: the
+        board's sustained share (``GPUSpec.sustained_clock_share``) times what a power limit
+        leaves of it (:func:`clock_share_under_power_limit`)."""
+        sustained = self.gpu.sustained_clock_share()
         if self.power_limit_watts is None or self.gpu.tdp_watts is None:
-            return 1.0
-        return clock_share_under_power_limit(self.power_limit_watts, self.gpu.tdp_watts)
+            return sustained
+        return sustained * clock_share_under_power_limit(self.power_limit_watts, self.gpu.tdp_watts)
 
     def describe(self) -> dict[str, object]:
         """JSON view of the modelled machine."""

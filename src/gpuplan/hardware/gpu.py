@@ -26,6 +26,14 @@ PCIe 0.811, H100 0.803, B300 0.786, B200 0.776, GB200 0.729; fp8: B200 0.763, B3
 share (``tests/catalog/test_gpus.py`` recomputes the medians)."""
 
 
+UNMEASURED_SUSTAINED_CLOCK_SHARE = 0.9188
+"""Sustained clock share (:meth:`GPUSpec.sustained_clock_share`) of a GPU without a published
+sustained GEMM rate: the median over the distinct measured boards, A100 SXM 0.996, H100 SXM
+0.919, GB200 0.851. One rule for every unmeasured GPU, so that a board whose sustained rate has
+been measured is not ranked below one whose has not (``tests/catalog/test_gpus.py`` recomputes
+the median)."""
+
+
 class MissingPeakError(InputError, KeyError):
     """A datatype the GPU has no dense peak for (V100 has no bf16 tensor cores)."""
 
@@ -76,6 +84,9 @@ class GPUSpec:
     a dtype this GPU has none of."""
     achievable_tf32_fixed_shape: float | None = None
     """tf32 matmul FLOP/s at gpu-fryer's fixed 8192^3 shape: a floor, not a maximum."""
+    achievable_bf16_fixed_shape: float | None = None
+    """bf16 matmul FLOP/s that gpu-fryer's fixed 8192^3 GEMM keeps when run back to back
+    (:meth:`sustained_clock_share`)."""
     achievable_hbm_copy: float | None = None
     """Measured STREAM-like copy traffic, bytes read plus bytes written per second."""
     achievable_hbm_read: float | None = None
@@ -131,6 +142,28 @@ class GPUSpec:
         if key in self.achievable_matmul:
             return float(self.achievable_matmul[key]) / self.peak(key)
         return UNMEASURED_MATMUL_SHARE[key]
+
+    def sustained_clock_share(self) -> float:
+        """Share of the rate of the short kernel benchmarks (MAMF, the FlashAttention charts)
+        that the tensor cores keep under the sustained load of a training job:
+        ``min(1, achievable_bf16_fixed_shape / achievable_matmul["bf16"])``, else
+        :data:`UNMEASURED_SUSTAINED_CLOCK_SHARE`.
+
+        mamf-finder times 100 iterations per shape of its sweep after a 50-iteration warm-up;
+        gpu-fryer runs one large bf16 GEMM back to back into a ring buffer that fills 95 % of
+        memory, and takes bf16 because fp32 did not draw the board's full power (its issue #4).
+        At 8192^3 the GEMM model is within 1.5 % of the MAMF ceiling, so what separates the two
+        figures is the sustained load: nothing on the 400 W A100 SXM (270 against 271.2 TFLOP/s),
+        8 % on the 700 W H100 SXM (730 against 794.5), 15 % on the GB200 (1550 against 1822).
+        It scales every compute-bound kernel, like a power limit (``Cluster.clock_share``):
+        GEMMs in every dtype and attention. gpu-fryer's fp8 figures cannot set an fp8 share of
+        their own: they exceed the fp8 MAMF, and its README calls fp8 unfit for a throttling
+        test since it draws less power."""
+        sustained = self.achievable_bf16_fixed_shape
+        burst = self.achievable_matmul.get("bf16")
+        if sustained is None or burst is None:
+            return UNMEASURED_SUSTAINED_CLOCK_SHARE
+        return min(1.0, float(sustained) / float(burst))
 
     def require_speed_model(self) -> None:
         """Raise :class:`SpeedModelGapError` with the catalog's plain statement where the speed
@@ -200,6 +233,7 @@ class GPUSpec:
             },
             "same_die_as": self.same_die_as,
             "achievable_tf32_fixed_shape": self.achievable_tf32_fixed_shape,
+            "achievable_bf16_fixed_shape": self.achievable_bf16_fixed_shape,
             "achievable_hbm_copy_bytes_per_second": self.achievable_hbm_copy,
             "achievable_hbm_read_bytes_per_second": self.achievable_hbm_read,
             "dcgm_hbm_floor_bytes_per_second": self.dcgm_hbm_floor,

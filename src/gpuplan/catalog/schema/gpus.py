@@ -105,6 +105,7 @@ class GpuFigures(Table, kw_only=True):
         UnsetType
     ) = UNSET
     achievable_tf32_fixed_shape: FlopsPerSecond | UnsetType = UNSET
+    achievable_bf16_fixed_shape: FlopsPerSecond | UnsetType = UNSET
     achievable_hbm_copy: BytesPerSecond | UnsetType = UNSET
     achievable_hbm_read: BytesPerSecond | UnsetType = UNSET
     dcgm_hbm_floor: BytesPerSecond | UnsetType = UNSET
