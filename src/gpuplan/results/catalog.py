@@ -151,6 +151,7 @@ class GpuEntry:
     mamf_best_shape: dict[str, list[int]]
     same_die_as: str
     achievable_tf32_fixed_shape: float | None
+    achievable_bf16_fixed_shape: float | None
     achievable_hbm_copy_bytes_per_second: float | None
     achievable_hbm_read_bytes_per_second: float | None
     dcgm_hbm_floor_bytes_per_second: float | None
