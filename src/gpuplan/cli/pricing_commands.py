@@ -609,7 +609,7 @@ def _print_quote(result: dict[str, Any]) -> None:
     from gpuplan.cli.output import console
     from gpuplan.cli.tables import print_table, rich_table
     from gpuplan.i18n import current_language, translate, translate_text
-    from gpuplan.report.quote import quote_lines_table
+    from gpuplan.report.quote import is_free_fee, quote_lines_table
     from gpuplan.terms import billing_name, billing_text
     from gpuplan.units import format_duration
 
@@ -631,7 +631,7 @@ def _print_quote(result: dict[str, Any]) -> None:
         console.print("  " + translate("quote.unused", duration=unused))
 
     print_table(rich_table(quote_lines_table(result, current_language())))
-    hidden = sum(1 for line in result["lines"] if line["kind"] == "fee" and not line["amount"])
+    hidden = sum(1 for line in result["lines"] if is_free_fee(line))
     if hidden:
         console.print(escape(translate("quote.hidden", count=hidden)))
     fees = translate(

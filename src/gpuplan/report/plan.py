@@ -341,54 +341,13 @@ def plans_table(result: Mapping[str, Any], lang: str, narrow: bool = False) -> T
     fits, cost per million tokens, amounts in the currency its header names) and one wrapping
     cell that stacks the offer, its billing and price age, the intervals, the machine, the
     layout, memory and speed, and the other notes."""
-    from gpuplan.i18n import currency_label, format_amount
+    from gpuplan.i18n import currency_label
 
-    plans = result["plans"]
-    rows = []
-    for rank, row in enumerate(plans, start=1):
-        cells = plan_cells(row, lang)
-        cost = row["cost"]
-        if not narrow:
-            rows.append(
-                [
-                    str(rank),
-                    cells["gpus"],
-                    cells["offer"],
-                    cells["machine"],
-                    cells["layout"],
-                    cells["memory"],
-                    cells["speed"],
-                    with_range(cells, "days"),
-                    with_range(cells, "cost"),
-                    cells["per_m_tok"],
-                    cells["billing"],
-                    cells["notes"],
-                ]
-            )
-            continue
-        details = [
-            cells["offer"],
-            f"{cells['billing_short']}, {cells['price_age']}".rstrip(", ")
-            if cells["billing_short"]
-            else "",
-            plan_interval_line(cost, cells, lang),
-            cells["machine"],
-            cells["layout"],
-            f"{cells['memory']} · {cells['speed']}",
-            "! " + cells["other_notes"] if cells["other_notes"] else "",
-        ]
-        rows.append(
-            [
-                str(rank),
-                cells["gpus"],
-                cells["days"],
-                format_amount(cost["total"]) if cost else cells["cost"],
-                format_amount(cost["per_million_tokens"])
-                if cost and cost["per_million_tokens"]
-                else "-",
-                "\n".join(filter(None, details)),
-            ]
-        )
+    row_cells = _narrow_plan_row if narrow else _wide_plan_row
+    rows = [
+        row_cells(rank, row, plan_cells(row, lang), lang)
+        for rank, row in enumerate(result["plans"], start=1)
+    ]
     if narrow:
         symbol = currency_label(result["currency"])
         headers = [
@@ -410,6 +369,55 @@ def plans_table(result: Mapping[str, Any], lang: str, narrow: bool = False) -> T
     ]  # fmt: skip
     numbers = frozenset({0, 7, 8, 9})
     return Table(headers, rows, numbers, key=frozenset({0, 1, 7, 8, 9}))
+
+
+def _wide_plan_row(
+    rank: int, row: Mapping[str, Any], cells: Mapping[str, str], lang: str
+) -> list[str]:
+    """A plan's cells in the wide view, one per column, run length and cost with intervals."""
+    return [
+        str(rank),
+        cells["gpus"],
+        cells["offer"],
+        cells["machine"],
+        cells["layout"],
+        cells["memory"],
+        cells["speed"],
+        with_range(cells, "days"),
+        with_range(cells, "cost"),
+        cells["per_m_tok"],
+        cells["billing"],
+        cells["notes"],
+    ]
+
+
+def _narrow_plan_row(
+    rank: int, row: Mapping[str, Any], cells: Mapping[str, str], lang: str
+) -> list[str]:
+    """A plan's cells in the narrow view: the key columns (amounts without their currency,
+    which the header names) and the stacked details."""
+    from gpuplan.i18n import format_amount
+
+    cost = row["cost"]
+    details = [
+        cells["offer"],
+        f"{cells['billing_short']}, {cells['price_age']}".rstrip(", ")
+        if cells["billing_short"]
+        else "",
+        plan_interval_line(cost, cells, lang),
+        cells["machine"],
+        cells["layout"],
+        f"{cells['memory']} · {cells['speed']}",
+        "! " + cells["other_notes"] if cells["other_notes"] else "",
+    ]
+    return [
+        str(rank),
+        cells["gpus"],
+        cells["days"],
+        format_amount(cost["total"]) if cost else cells["cost"],
+        format_amount(cost["per_million_tokens"]) if cost and cost["per_million_tokens"] else "-",
+        "\n".join(filter(None, details)),
+    ]
 
 
 def plans_title(result: Mapping[str, Any], lang: str) -> str:

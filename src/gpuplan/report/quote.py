@@ -82,6 +82,11 @@ def _unit(unit: str, quantity: Any) -> str:
     return unit[:-1] if unit.endswith("s") and float(quantity) == 1 else unit
 
 
+def is_free_fee(line: Mapping[str, Any]) -> bool:
+    """A fee item that costs nothing here or has no public price: left out of the table."""
+    return line["kind"] == "fee" and not line.get("amount")
+
+
 def quote_lines_table(quote: Mapping[str, Any], lang: str) -> Table:
     """Every charge (kind, item, quantity, amount, the date its price was observed), fee items
     that cost nothing left out, then the total. At 80 columns the observed date goes first,
@@ -89,7 +94,7 @@ def quote_lines_table(quote: Mapping[str, Any], lang: str) -> Table:
     currency = quote["currency"]
     rows = []
     for line in quote["lines"]:
-        if line["kind"] == "fee" and not line.get("amount"):
+        if is_free_fee(line):
             continue
         quantity = line.get("quantity")
         if line["kind"] == "compute" and line.get("unit") != "blocks":
