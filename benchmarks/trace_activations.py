@@ -612,7 +612,7 @@ def formula_by_class(case: Case) -> dict[str, float]:
     )
     one = np.asarray(1)
     layout = Layout(
-        dp=one, tp=one, pp=one, vpp=one, cp=one, ep=one, etp=one, zero=np.asarray(0),
+        dp=one, tp=one, pp=one, vpp=one, cp=one, ep=one, etp=one, shard=one, zero=np.asarray(0),
         micro_batch=np.asarray(case.batch), micro_batches=one,
         sequence_parallel=np.asarray(False), recompute=np.asarray(0), offload=np.asarray(0),
     )  # fmt: skip

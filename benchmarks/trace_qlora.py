@@ -280,7 +280,7 @@ def four_bit_input_bytes(stack: Stack) -> float:
     )
     one = np.asarray(1)
     layout = Layout(
-        dp=one, tp=one, pp=one, vpp=one, cp=one, ep=one, etp=one, zero=np.asarray(0),
+        dp=one, tp=one, pp=one, vpp=one, cp=one, ep=one, etp=one, shard=one, zero=np.asarray(0),
         micro_batch=np.asarray(stack.batch), micro_batches=one,
         sequence_parallel=np.asarray(False), recompute=np.asarray(0), offload=np.asarray(0),
     )  # fmt: skip

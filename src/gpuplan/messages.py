@@ -702,6 +702,11 @@ ENGLISH: dict[str, str] = dict(
             "strategy.etp: must be a positive whole number (or 0 for tp), got {value}",
         ),
         message(
+            "error.strategy_shard_group",
+            "strategy.shard_group: must divide {ranks}, the data-parallel ranks (or be 0 for all "
+            "of them), got {value}",
+        ),
+        message(
             "error.strategy_zero_stages",
             "strategy.zero: framework {framework} runs ZeRO stages {stages}, got {value}",
         ),
@@ -780,6 +785,11 @@ ENGLISH: dict[str, str] = dict(
             "error.plan_etp",
             "strategy.etp: {etp} is estimate-only; the plan search splits experts by tp, as the "
             "step time does: drop etp to search, or give it to gpuplan estimate",
+        ),
+        message(
+            "error.plan_shard_group",
+            "strategy.shard_group: {value} is estimate-only; the plan search shards over every "
+            "data-parallel rank: drop shard_group to search, or give it to gpuplan estimate",
         ),
         # input errors: offers files (pricing/offers.py)
         message("error.number", "{field}: expected a number, got {value}"),

@@ -5,7 +5,8 @@
 given) splits each expert's FFN; an expert shard is replicated over the ``dp * cp * tp /
 (ep * etp)`` expert data-parallel ranks. ``etp`` other than ``tp`` is estimate-only: the memory
 model counts it, the step time and the plan search split experts by ``tp``. ZeRO stage 0-3 (FSDP full shard = 3) shards model
-states over the ``dp * cp`` ranks. The estimate formulas take a :class:`Layout`, a bundle of
+states over the ``dp * cp`` ranks, or over groups of ``shard_group`` of them replicated across the
+rest (hybrid sharding); ``shard_group`` is estimate-only, the plan search shards over all. The estimate formulas take a :class:`Layout`, a bundle of
 NumPy arrays, so that one layout (0-d arrays) and a whole search space (1-d arrays) run the
 same code.
 """
@@ -47,6 +48,11 @@ class Strategy:
     micro_batch: int = 1
     etp: int = 0
     """Expert tensor parallel size; 0 means ``tp`` (Megatron-Core's default)."""
+    shard_group: int = 0
+    """Data-parallel ranks (of ``dp * cp``) that ZeRO/FSDP shards the model states over, each
+    group holding a whole replica: FSDP ``HYBRID_SHARD`` and FSDP2 HSDP (torchtitan
+    ``data_parallel_shard_degree``), DeepSpeed ZeRO++ hpZ, InternEvo's ``zero1``. 0 means all
+    ``dp * cp`` ranks, a single group."""
     recompute: str = "none"
     offload: str = "none"
     flash_attention: bool = True
@@ -56,6 +62,10 @@ class Strategy:
         """Fill ``dp`` from the GPU count and check every rule; raise StrategyError naming the field."""
         if self.etp < 0:
             raise StrategyError.of("error.strategy_etp", value=self.etp)
+        if self.shard_group < 0:
+            raise StrategyError.of(
+                "error.strategy_shard_group", value=self.shard_group, ranks="dp*cp"
+            )
         for name in ("tp", "pp", "vpp", "cp", "ep", "micro_batch"):
             if getattr(self, name) < 1:
                 raise StrategyError.of(
@@ -93,6 +103,10 @@ class Strategy:
         if dp * model_parallel != cluster.count:
             raise StrategyError.of(
                 "error.strategy_dp", product=dp * model_parallel, count=cluster.count
+            )
+        if self.shard_group and (dp * self.cp) % self.shard_group:
+            raise StrategyError.of(
+                "error.strategy_shard_group", value=self.shard_group, ranks=dp * self.cp
             )
         if self.ep > 1 and not model.is_moe:
             raise StrategyError.of("error.strategy_ep_dense")
@@ -144,6 +158,11 @@ class Strategy:
         """``etp``, or ``tp`` when not given."""
         return self.etp or self.tp
 
+    @property
+    def shard_ranks(self) -> int:
+        """``shard_group``, or all ``dp * cp`` ranks when not given."""
+        return self.shard_group or max(self.dp, 1) * self.cp
+
     def micro_batches(self, job: TrainingJob) -> int:
         """Micro-batches per optimizer step on each data-parallel rank (gradient accumulation)."""
         return job.global_batch // (max(self.dp, 1) * self.micro_batch)
@@ -164,18 +183,21 @@ class Strategy:
             offload=np.asarray(OFFLOAD.index(self.offload)),
             sequence_parallel=np.asarray(self.sequence_parallel and self.tp > 1),
             etp=np.asarray(self.expert_tensor_parallel),
+            shard=np.asarray(self.shard_ranks),
         )
 
     def to_dict(self) -> dict[str, object]:
         values: dict[str, object] = {f.name: getattr(self, f.name) for f in fields(self)}
         values["etp"] = self.expert_tensor_parallel
+        values["shard_group"] = self.shard_ranks
         return values
 
 
 @dataclass(frozen=True)
 class Layout:
     """Parallel layouts as integer arrays of one shape; codes index RECOMPUTE and OFFLOAD;
-    ``etp`` is the expert tensor parallel size (``tp`` in every searched layout)."""
+    ``etp`` is the expert tensor parallel size (``tp`` in every searched layout) and ``shard``
+    the ranks ZeRO shards the model states over (``dp * cp`` in every searched layout)."""
 
     dp: IntArray
     tp: IntArray
@@ -190,6 +212,7 @@ class Layout:
     offload: IntArray
     sequence_parallel: npt.NDArray[np.bool_]
     etp: IntArray
+    shard: IntArray
 
 
 def parallel_rules(

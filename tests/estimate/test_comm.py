@@ -185,6 +185,7 @@ def test_parallel_groups_follow_megatron_rank_order():
         offload=np.array([0]),
         sequence_parallel=np.array([True]),
         etp=np.array([2]),
+        shard=np.array([4]),
     )
     groups = parallel_groups(layout)
     expected = {
@@ -192,6 +193,8 @@ def test_parallel_groups_follow_megatron_rank_order():
         "cp": (2, 2),
         "dp": (4, 4),
         "dp_cp": (8, 2),
+        "shard": (4, 2),
+        "replicate": (2, 8),
         "ep": (4, 2),
         "expert_dp": (2, 8),
         "pp": (2, 16),

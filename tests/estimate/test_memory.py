@@ -42,6 +42,7 @@ def _layout(
     }
     values.update(extra)
     values.setdefault("etp", tp)
+    values.setdefault("shard", values["dp"] * values["cp"])
     return Layout(
         tp=np.asarray(tp),
         sequence_parallel=np.asarray(sequence_parallel),

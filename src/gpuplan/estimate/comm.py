@@ -12,6 +12,8 @@ comparable to the bottleneck link's bandwidth whatever ``n``, so a collective ta
 The efficiency grows with the message, ``efficiency(S) = peak * S / (S + half_saturation)``, and
 the latency follows NCCL's ring model (NVIDIA/nccl ``src/graph/tuning.cc``): a base latency plus
 one per-hop latency for each of the ring's steps, network hops costing more than NVLink hops.
+Like NCCL, each call takes the faster of two protocols (:func:`protocol_seconds`): Simple, and
+LL128, whose hops cost less at 0.92 of the bandwidth, on nodes whose GPUs talk over NVLink.
 
 **Topology** (:func:`group_placement`). Ranks are numbered tp (innermost), cp, ep-within-dp,
 dp, pp (outermost), Megatron-Core's default order (``megatron/core/parallel_state.py``,
@@ -63,12 +65,14 @@ class LinkModel:
 
     ``peak_efficiency`` is the share of the nominal one-direction bandwidth that busbw reaches on
     large messages; ``half_saturation_bytes`` the message size at which it reaches half of that;
-    ``hop_latency`` the seconds each ring step adds.
+    ``hop_latency`` the seconds each ring step adds under NCCL's Simple protocol,
+    ``ll128_hop_latency`` under LL128 (NaN where NCCL does not enable LL128).
     """
 
     peak_efficiency: float | FloatArray
     half_saturation_bytes: float | FloatArray
     hop_latency: float | FloatArray
+    ll128_hop_latency: float | FloatArray = float("nan")
 
     def efficiency(self, size_bytes: ArrayLike) -> FloatArray:
         """``peak * S / (S + half_saturation)``; zero for an empty message."""
@@ -76,7 +80,12 @@ class LinkModel:
         return self.peak_efficiency * size / np.maximum(size + self.half_saturation_bytes, 1e-300)
 
 
-NVLINK = LinkModel(peak_efficiency=0.78, half_saturation_bytes=4 * 2**20, hop_latency=3.4e-6)
+NVLINK = LinkModel(
+    peak_efficiency=0.78,
+    half_saturation_bytes=4 * 2**20,
+    hop_latency=3.4e-6,
+    ll128_hop_latency=1.9e-6,
+)
 """NVLink/NVSwitch (and other GPU fabrics: AMD XGMI, Huawei HCCS). Peak: nccl-tests all-reduce
 busbw on 8xA100 is 234.89 GB/s of 300 (78 %), on 8xH200 with rings 367.61 of 450 (82 %), on
 8xB200 682.2 of 900 (76 %) (ml-engineering, shared/references/verification-and-style.md 1.1.2);
@@ -84,7 +93,7 @@ NCCL itself caps A100 busbw at 235 GB/s (``tuning.cc``). Half saturation: fitted
 ring latency below, to vTrain's A100 8-GPU all-reduce table (about 20 GB/s busbw at 1 MB, 130 at
 16 MB, 229 at 1 GB; shared/references/modeling-tools.md 4.3), which gives 0.77 and 3.9 MB,
 kept as the nccl-tests peak 0.78 and 4 MiB. Hop
-latency: NCCL ``tuning.cc`` ``hwLat[NVLINK][Ring][Simple]`` = 3.4 us."""
+latency: NCCL ``tuning.cc`` ``hwLat[NVLINK][Ring][Simple]`` = 3.4 us, LL128 1.9 us."""
 
 HOST = LinkModel(peak_efficiency=0.45, half_saturation_bytes=4 * 2**20, hop_latency=5.7e-6)
 """PCIe without peer-to-peer (GeForce cards): NCCL's SHM transport stages every transfer in
@@ -106,15 +115,26 @@ between. Across CPU sockets peer-to-peer can fall below the host path (NVIDIA/nc
 74, A40 on dual EPYC), which NCCL's topology search avoids by choosing SHM there. Half
 saturation as NVLink; hop latency NCCL ``hwLat[PCI][Ring][Simple]``."""
 
-NETWORK = LinkModel(peak_efficiency=0.80, half_saturation_bytes=32 * 2**20, hop_latency=9.6e-6)
+NETWORK = LinkModel(
+    peak_efficiency=0.80,
+    half_saturation_bytes=32 * 2**20,
+    hop_latency=9.6e-6,
+    ll128_hop_latency=4.0e-6,
+)
 """InfiniBand, RoCE or EFA, one NIC per GPU. Peak: 400G InfiniBand NDR delivers about 40-46 GB/s
 per NIC of 50 (80-92 %) and ml-engineering's 4-node B200 EFA all-reduce derives 36.95 of 50 GB/s
 per NIC (74 %); 0.80 sits between. Half saturation: fitted to that EFA sweep (busbw 64 GB/s at
 16 MiB, 229 at 256 MiB, 362 at 1 GiB, 382 at 16 GiB on 32 GPUs), which gives 0.71 and 35 MB:
 networks need far larger messages than NVLink to saturate. Hop latency: NCCL
-``hwLat[NET][Ring][Simple]`` = 9.6 us."""
+``hwLat[NET][Ring][Simple]`` = 9.6 us; LL128 4.0 us (``tuning.cc`` @ 5067397c), used only between
+nodes whose GPUs talk over NVLink."""
 
-ETHERNET = LinkModel(peak_efficiency=0.40, half_saturation_bytes=32 * 2**20, hop_latency=9.6e-6)
+ETHERNET = LinkModel(
+    peak_efficiency=0.40,
+    half_saturation_bytes=32 * 2**20,
+    hop_latency=9.6e-6,
+    ll128_hop_latency=4.0e-6,
+)
 """Plain Ethernet without RDMA: NCCL's socket transport over TCP, which copies through the host
 and the kernel's network stack. 4 nodes of 8xV100 on 100 GbE reach 4-6 GB/s all-reduce busbw
 per node's NIC share, 32-48 % of the 12.5 GB/s line rate (NVIDIA/nccl issue 450); on 32 GbE at
@@ -131,6 +151,15 @@ DEFAULT_LINKS: dict[str, LinkModel] = {
 
 BASE_LATENCY = 8.4e-6
 """Seconds every collective costs before its hops: NCCL ``tuning.cc`` ``baseLat[Ring][Simple]``."""
+
+LL128_BASE_LATENCY = 14.0e-6
+LL128_BANDWIDTH_SHARE = 0.92
+"""NCCL's LL128 protocol sends 120 data bytes in every 128-byte line with its flag in the rest,
+so a receiver polls the line instead of waiting for a fence: each ring hop costs less
+(``LinkModel.ll128_hop_latency``) at ``120/128 = 0.92`` of Simple's bus bandwidth, after a base
+latency of 14 us (NVIDIA/nccl ``src/graph/tuning.cc`` @ 5067397c: ``baseLatencies`` Ring LL128,
+``busBw * 0.92``). NCCL enables it only where the GPUs of a node talk over NVLink (``typeIntra
+<= PATH_NVB``), so PCIe machines keep Simple."""
 
 
 # --- bus bandwidth ---------------------------------------------------------------------------
@@ -173,14 +202,47 @@ def bus_bandwidth(
 def ring_steps(collective: str, group_size: ArrayLike) -> FloatArray:
     """Sequential steps of the ring algorithm, as NCCL's latency model counts them
     (``tuning.cc`` ``nsteps``): all-reduce ``2(n-1)``, all-gather and reduce-scatter ``n-1``;
-    all-to-all, broadcast and point-to-point one step (their sends run concurrently)."""
+    all-to-all and point-to-point one step (their sends run concurrently). A broadcast is a chain
+    from the root: its first chunk reaches the last rank after ``n-1`` hops, the pipeline's fill,
+    which a one-rank-per-node chain of a thousand GPUs pays in milliseconds (NCCL's tuner charges
+    one hop when the chain's channels are the same, enough to choose a protocol by)."""
     _check(collective)
     n = np.asarray(group_size, dtype=float)
     if collective == "all_reduce":
         return 2.0 * (n - 1.0)
-    if collective in ("all_gather", "reduce_scatter"):
-        return n - 1.0
+    if collective in ("all_gather", "reduce_scatter", "broadcast"):
+        return np.maximum(n - 1.0, 0.0)
     return np.where(n > 1, 1.0, 0.0)
+
+
+def protocol_seconds(
+    transfer: FloatArray,
+    intra_steps: ArrayLike,
+    network_steps: ArrayLike,
+    intra: LinkModel,
+    network: LinkModel,
+    base_latency: float = BASE_LATENCY,
+) -> FloatArray:
+    """The faster of NCCL's Simple and LL128 protocols for a ring of ``intra_steps`` hops on the
+    node link and ``network_steps`` across the network moving ``transfer`` seconds of data at
+    Simple's rate, as NCCL's tuner picks per call (``tuning.cc``: latency plus bytes over
+    bandwidth, least of the enabled protocols): Simple ``base + hops + transfer``, LL128
+    :data:`LL128_BASE_LATENCY` ``+ hops + transfer / 0.92`` where the node link enables it."""
+    intra_steps = np.asarray(intra_steps, dtype=float)
+    network_steps = np.asarray(network_steps, dtype=float)
+    simple = (
+        base_latency + intra_steps * intra.hop_latency + network_steps * network.hop_latency
+    ) + transfer
+    enabled = np.isfinite(intra.ll128_hop_latency)
+    intra_hop = np.where(enabled, intra.ll128_hop_latency, 0.0)
+    network_hop = np.where(np.isfinite(network.ll128_hop_latency), network.ll128_hop_latency, 0.0)
+    ll128 = (
+        LL128_BASE_LATENCY
+        + intra_steps * intra_hop
+        + network_steps * network_hop
+        + transfer / LL128_BANDWIDTH_SHARE
+    )
+    return np.asarray(np.where(enabled, np.minimum(simple, ll128), simple), dtype=float)
 
 
 def flat_collective_seconds(
@@ -191,8 +253,9 @@ def flat_collective_seconds(
     link: LinkModel,
     base_latency: float = BASE_LATENCY,
 ) -> FloatArray:
-    """A collective on one kind of link: ``base + steps * hop + S * factor / (B * eff(S))``;
-    zero for a group of one. ``bandwidth`` is the nominal one-direction bytes/s per GPU."""
+    """A collective on one kind of link: ``base + steps * hop + S * factor / (B * eff(S))`` under
+    the faster protocol (:func:`protocol_seconds`); zero for a group of one. ``bandwidth`` is the
+    nominal one-direction bytes/s per GPU."""
     n = np.asarray(group_size)
     factor = bus_bandwidth_factor(collective, n)
     transfer = (
@@ -200,8 +263,8 @@ def flat_collective_seconds(
         * factor
         / (np.asarray(bandwidth, dtype=float) * np.maximum(link.efficiency(size_bytes), 1e-300))
     )
-    latency = base_latency + ring_steps(collective, n) * link.hop_latency
-    return np.where(n > 1, latency + transfer, 0.0)
+    seconds = protocol_seconds(transfer, ring_steps(collective, n), 0.0, link, link, base_latency)
+    return np.where(n > 1, seconds, 0.0)
 
 
 # --- topology --------------------------------------------------------------------------------
@@ -279,6 +342,9 @@ class ClusterRows:
                         [pair[side].half_saturation_bytes for pair in pairs]
                     ),
                     hop_latency=self._per_row([pair[side].hop_latency for pair in pairs]),
+                    ll128_hop_latency=self._per_row(
+                        [pair[side].ll128_hop_latency for pair in pairs]
+                    ),
                 )
 
             self._stacked_links[key] = (stacked(0), stacked(1))
@@ -355,10 +421,13 @@ def collective_seconds(
       part; inside one domain this is ``f(n) * S / (B_intra * eff)``.
     - all-to-all: each rank sends ``S (p-1)/n`` inside its domain and ``S (k-1)/k`` through its
       own NIC.
-    - broadcast, point-to-point: ``S`` over the slowest link.
+    - point-to-point: ``S`` over the slowest link; broadcast: ``S`` over the node link, or
+      across domains through the ``p`` NICs of the group's ranks in a domain, over which NCCL
+      spreads the chain's channels.
 
     Latency: ``base + (steps(n) - steps(k)) * hop_intra + steps(k) * hop_network``, NCCL's ring
-    latency (``tuning.cc``) with :func:`ring_steps`.
+    latency (``tuning.cc``) with :func:`ring_steps`, under the faster protocol
+    (:func:`protocol_seconds`).
     """
     _check(collective)
     group = PlacedGroup.of(group_size, stride, cluster, links)
@@ -424,7 +493,10 @@ class PlacedGroup:
         if collective == "all_to_all":
             inside = size * (p - 1.0) / np.maximum(n, 1.0) / intra_rate
             across = size * (k - 1.0) / k / network_rate
-        elif collective in ("broadcast", "p2p"):
+        elif collective == "broadcast":
+            inside = np.where(k > 1, 0.0, size / intra_rate)
+            across = np.where(k > 1, size / (p * network_rate), 0.0)
+        elif collective == "p2p":
             inside = np.where(k > 1, 0.0, size / intra_rate)
             across = np.where(k > 1, size / network_rate, 0.0)
         else:
@@ -433,10 +505,10 @@ class PlacedGroup:
 
         network_steps = np.where(k > 1, ring_steps(collective, k), 0.0)
         intra_steps = np.maximum(ring_steps(collective, n) - network_steps, 0.0)
-        latency = (
-            base_latency + intra_steps * intra.hop_latency + network_steps * network.hop_latency
+        seconds = protocol_seconds(
+            np.maximum(inside, across), intra_steps, network_steps, intra, network, base_latency
         )
-        return np.where(n > 1, latency + np.maximum(inside, across), 0.0)
+        return np.where(n > 1, seconds, 0.0)
 
 
 # --- the groups of a parallel layout ---------------------------------------------------------
@@ -456,13 +528,16 @@ def parallel_groups(layout: Layout) -> dict[str, ParallelGroup]:
 
     - ``tp``: tensor parallel, stride 1; ``cp``: context parallel, stride ``tp``;
     - ``dp``: data parallel, stride ``tp * cp``; ``dp_cp``: data and context parallel together,
-      stride ``tp``, where dense gradients are reduced and ZeRO shards;
+      stride ``tp``, where dense gradients are reduced; ``shard``: the ``layout.shard``
+      consecutive ranks of it that ZeRO shards over (all of it unless sharding is hybrid), and
+      ``replicate``: the ``dp * cp / shard`` ranks holding the same shard, stride ``tp * shard``;
     - ``ep``: expert parallel, stride ``tp`` (expert tensor parallel = tp, Megatron-Core's
       default), the all-to-all group; ``expert_dp``: the ``dp * cp / ep`` replicas of each
       expert, stride ``tp * ep``, where expert gradients are reduced;
     - ``pp``: pipeline parallel, stride ``tp * cp * dp``.
     """
     tp, cp, dp, ep, pp = layout.tp, layout.cp, layout.dp, layout.ep, layout.pp
+    shard = np.clip(layout.shard, 1, dp * cp)
     one = np.ones_like(tp)
 
     def group(size: IntArray, stride: IntArray) -> ParallelGroup:
@@ -475,6 +550,8 @@ def parallel_groups(layout: Layout) -> dict[str, ParallelGroup]:
         "cp": group(cp, tp),
         "dp": group(dp, tp * cp),
         "dp_cp": group(dp * cp, tp),
+        "shard": group(shard, tp),
+        "replicate": group(dp * cp // shard, tp * shard),
         "ep": group(ep, tp),
         "expert_dp": group(dp * cp // np.maximum(ep, 1), tp * ep),
         "pp": group(pp, tp * cp * dp),

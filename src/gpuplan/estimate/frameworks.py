@@ -350,6 +350,7 @@ class FrameworkProfile:
     selective_every_other_matmul: bool = False
     overlaps_parameter_gather: bool = False
     overlaps_pipeline_sends: bool = False
+    syncs_by_broadcast: bool = False
     version: str | None = None
 
     # flat views the vectorised formulas gather per layout (:func:`profile_values`)
@@ -535,12 +536,13 @@ PRESETS: dict[str, FrameworkProfile] = {
     "internevo": FrameworkProfile(
         name="internevo",
         weights=WeightsPart(),
-        gradients=GradientsPart(),
+        gradients=GradientsPart(dtype="bf16", reduce_dtype="bf16"),
         optimizer=OptimizerPart(step_temporaries=1),
         kernels=replace(_MEGATRON_KERNELS, swiglu="eager", attention="flash2"),
         buffers=BuffersPart(),
         offload=OffloadPart(),
         fragmentation=0.05,
+        syncs_by_broadcast=True,
     ),
 }
 """The named stacks (module docstring). ``megatron-deepspeed`` is Megatron's model code with
@@ -552,8 +554,16 @@ Megatron-style tensor parallelism with FlashAttention-2 (``FlashSelfAttention``)
 RMSNorm and the vocab-parallel ``FlashCrossEntropyLoss``, SwiGLU as eager ``silu(x) * y``
 (``internlm/model/utils.py`` ``Silu``), and its hybrid ZeRO-1 (``hybrid_zero_optim.py``), which
 reduces gradients bucket by bucket under the backward but broadcasts every rank's updated
-parameters after the step and waits for all of them (``broadcast_params(overlap=False)``): the
-parameter synchronisation is never hidden. It steps PyTorch's default ``torch.optim.AdamW``
+parameters after the step and waits for all of them (``broadcast_params(overlap=False)``: one
+``dist.broadcast`` per rank of the ``zero1`` group, queued one after another on the group's
+communicator): the parameter synchronisation is never hidden, and a ``zero1`` group of every
+data-parallel rank (its default, ``zero1 = -1``) pays one chain's fill per rank
+(``comm.ring_steps``). Its gradient buckets are all-reduced over every data-parallel rank
+whatever the ``zero1`` group (``_attach_reduction_hook``: ``reduce_rank = None``, so
+``reduce_tensor`` calls ``dist.all_reduce``), in the model's bf16 (``reduce_tensor(...,
+dtype=self.dtype)``, the dtype of the parameters the optimizer was built on); only the rank's
+own shard is cast to fp32 for the step (``flat_fp32_avg_grads``). Both are
+``syncs_by_broadcast``. It steps PyTorch's default ``torch.optim.AdamW``
 (``train.py`` ``initialize_optimizer``: the ``foreach`` path and its state-sized temporary) and
 splits its linears Megatron's way (``mtp`` mode). Allocator fragmentation as Megatron's (both run
 PyTorch's caching allocator over contiguous buffers)."""

@@ -5,7 +5,8 @@ flight) or the last (output head, logits and loss), whichever holds more. Parts,
 
 - ``weights``, ``gradients``, ``optimizer`` (fp32 master copy plus optimizer states): bytes per
   parameter from the precision, optimizer and framework profile (``frameworks.py``), divided
-  by tensor, pipeline and expert parallelism, and by the ``dp * cp`` group under ZeRO.
+  by tensor, pipeline and expert parallelism, and by the ``dp * cp`` group (or its shard group)
+  under ZeRO.
 - ``activations``: what each op keeps for backward, tensor by tensor
   (:func:`activation_bytes_per_token_per_layer`), times the layers on the stage and the
   micro-batches in flight (1F1B: ``min(pp, m)``; interleaved: times ``1 + (pp-1)/(pp*vpp)``,
@@ -283,6 +284,14 @@ def expert_data_parallel(layout: Layout) -> FloatArray:
     return np.asarray(ranks / (layout.ep * layout.etp), dtype=float)
 
 
+def zero_shard_ranks(layout: Layout) -> tuple[FloatArray, FloatArray]:
+    """Ranks ZeRO shards dense and routed-expert states over: the ``layout.shard`` ranks of
+    the ``dp * cp`` group (all of them unless sharding is hybrid), and the same share of the
+    :func:`expert_data_parallel` ranks, at least one."""
+    share = layout.shard / (layout.dp * layout.cp).astype(float)
+    return layout.shard.astype(float), np.maximum(expert_data_parallel(layout) * share, 1.0)
+
+
 def quantizes_head(job: TrainingJob) -> bool:
     """Whether QLoRA's output head is 4-bit: Lightning's ``BitsandbytesPrecision`` (litgpt 0.4,
     ``lora.quantizer: bitsandbytes-0.42``) replaces every ``torch.nn.Linear`` as the model is
@@ -418,7 +427,7 @@ def model_state_bytes(
     (``accumulating=False``: at the optimizer step, after FSDP reduced what it accumulated).
 
     Trained parameters take their profile's bytes (:func:`parameter_bytes`). ZeRO divides dense
-    parameters over ``dp * cp`` and routed experts over :func:`expert_data_parallel`: stage 1 the
+    parameters and routed experts over their shard ranks (:func:`zero_shard_ranks`): stage 1 the
     master and optimizer states, stage 2 also gradients (unless the profile never shards them:
     DeepSpeed's ``BF16_Optimizer``), stage 3 also weights. Frozen weights (LoRA, QLoRA, freeze)
     are bf16, or NF4 for QLoRA's linear layers. Offload moves master and optimizer states (and
@@ -434,8 +443,7 @@ def model_state_bytes(
     stage = stage_parameters(job.model, layout, last_stage)
     split = trained_split(job, layout, stage)
     zero = layout.zero
-    dense_ranks = (layout.dp * layout.cp).astype(float)
-    expert_ranks = expert_data_parallel(layout)
+    dense_ranks, expert_ranks = zero_shard_ranks(layout)
 
     table = _parameter_table(job, tuple(profiles))
 
@@ -505,8 +513,9 @@ def optimizer_step_bytes(
     layout accumulates unsharded gradients (the step then holds the same states)."""
     table = _parameter_table(job, tuple(profiles))
     temporaries_per_param = np.asarray(table["step_temporaries"][framework_codes], dtype=float)
-    ranks = np.where(layout.zero >= 1, (layout.dp * layout.cp).astype(float), 1.0)
-    expert_ranks = np.where(layout.zero >= 1, expert_data_parallel(layout), 1.0)
+    dense_ranks, shard_experts = zero_shard_ranks(layout)
+    ranks = np.where(layout.zero >= 1, dense_ranks, 1.0)
+    expert_ranks = np.where(layout.zero >= 1, shard_experts, 1.0)
     accumulates = np.any(
         (layout.zero == 3)
         & (layout.micro_batches > 1)
@@ -532,7 +541,9 @@ def optimizer_step_bytes(
     return best
 
 
-MODEL_STATE_FIELDS = ("zero", "dp", "cp", "tp", "pp", "ep", "etp", "offload", "micro_batches")
+MODEL_STATE_FIELDS = (
+    "zero", "dp", "cp", "tp", "pp", "ep", "etp", "shard", "offload", "micro_batches",
+)  # fmt: skip
 """The layout fields :func:`model_state_bytes` and :func:`optimizer_step_bytes` read (of
 ``micro_batches`` only whether it exceeds one)."""
 
@@ -1288,8 +1299,8 @@ def host_memory(
 ) -> tuple[FloatArray, FloatArray]:
     """Host memory per node that CPU offload keeps, and its pinned (page-locked) part.
 
-    Each rank offloads its own shard of the trained parameters (dense over ``dp * cp``, routed
-    experts over :func:`expert_data_parallel` from ZeRO-1 on), on the larger of the first and
+    Each rank offloads its own shard of the trained parameters (over :func:`zero_shard_ranks`
+    from ZeRO-1 on), on the larger of the first and
     last pipeline stage; a node holds ``gpus_per_node`` ranks. Per offloaded parameter
     (``frameworks.OffloadPart``): its master copy (or the parameters themselves where there is
     none), the optimizer states, a host copy of its gradient in the master's dtype, and for
@@ -1305,8 +1316,7 @@ def host_memory(
     if not np.any(layout.offload >= 1):
         nothing = np.zeros(np.broadcast(layout.dp, layout.offload).shape)
         return nothing, nothing.copy()
-    ranks = (layout.dp * layout.cp).astype(float)
-    expert_ranks = expert_data_parallel(layout)
+    ranks, expert_ranks = zero_shard_ranks(layout)
     shards = layout.zero >= 1
     per_rank = np.zeros(np.broadcast(layout.dp, layout.offload).shape)
     for last_stage in (False, True):

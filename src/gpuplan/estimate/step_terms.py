@@ -76,14 +76,15 @@ class LayoutTerms:
     micro_batches: FloatArray
     bubble_micro_batches: FloatArray
     overlaps_parameter_gather: npt.NDArray[np.bool_]
+    syncs_by_broadcast: npt.NDArray[np.bool_]
     moe_layers: FloatArray
     model_flops: FloatArray
     hardware_flops: FloatArray
 
 
-GROUPS = ("tp", "cp", "dp", "dp_cp", "ep", "expert_dp", "pp")
+GROUPS = ("tp", "cp", "dp", "dp_cp", "shard", "replicate", "ep", "expert_dp", "pp")
 """The parallel groups of :func:`~gpuplan.estimate.comm.parallel_groups`, in that order."""
-FLAG_FIELDS = ("overlapped_sends", "overlaps_parameter_gather")
+FLAG_FIELDS = ("overlapped_sends", "overlaps_parameter_gather", "syncs_by_broadcast")
 FLOAT_FIELDS = tuple(
     field.name
     for field in fields(LayoutTerms)
@@ -216,12 +217,13 @@ def layout_terms(job: TrainingJob, layout: Layout) -> LayoutTerms:
         overlapped_sends=(profile_values(codes, "overlaps_pipeline_sends", profiles) > 0)
         & (layout.vpp > 1),
         stage_params=stage_trained_params(job, layout),
-        shard=(layout.dp * layout.cp).astype(float),
+        shard=layout.shard.astype(float),
         reduce_bytes_per_param=profile_values(codes, "gradient_reduce_bytes", profiles),
         forward_share=np.where(layout.recompute == RECOMPUTE_FULL, 0.25, 1.0 / 3.0),
         micro_batches=layout.micro_batches.astype(float),
         bubble_micro_batches=np.where(layout.pp > 1, (pp - 1.0) / vpp, 0.0),
         overlaps_parameter_gather=profile_values(codes, "overlaps_parameter_gather", profiles) > 0,
+        syncs_by_broadcast=profile_values(codes, "syncs_by_broadcast", profiles) > 0,
         moe_layers=layers_on_stage * (model.num_moe_layers / model.num_layers),
         model_flops=flops.model,
         hardware_flops=flops.hardware,

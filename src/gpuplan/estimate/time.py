@@ -34,7 +34,11 @@ parameters under the previous layer's forward and backward and reduce-scatters i
 under the next layer's backward, every micro-batch; ZeRO-0/1/2 reduce the gradients bucket by
 bucket under the last micro-batch's backward, and the sharded optimizer's parameter all-gather
 runs under the next forward where the framework overlaps it (``frameworks.py``), exposed
-otherwise. The first and last layer's share is never hidden.
+otherwise, or, where the framework syncs that way, after gradients all-reduced over every
+data-parallel rank, as one broadcast per shard owner. The first
+and last layer's share is never hidden. Under hybrid sharding (``strategy.shard_group``) the
+gathers and reduce-scatters stay inside the shard group and each reduced shard is then
+all-reduced across the groups holding the same shard (PyTorch HSDP's ``_reduce_grad``).
 
 The step is ``(m + (pp - 1)/vpp) * t_microbatch`` (1F1B and interleaved schedules; Narayanan et
 al. 2021, section 2.2) plus the exposed gradient synchronisation and the optimizer step.
@@ -313,16 +317,26 @@ def estimate_step_time(
     forward, backward = compute * forward_share, compute * (1.0 - forward_share)
 
     placed_dp = PlacedGroup.of(dp_group.size, dp_group.stride, cluster, links)
+    shard_group, replicas = groups["shard"], groups["replicate"]
+    placed_shard = PlacedGroup.of(shard_group.size, shard_group.stride, cluster, links)
+    placed_replicas = PlacedGroup.of(replicas.size, replicas.stride, cluster, links)
 
-    def sharded(collective: str, size: FloatArray) -> FloatArray:
-        return placed_dp.collective_seconds(collective, size)
+    def gathered(size: FloatArray) -> FloatArray:
+        return placed_shard.collective_seconds("all_gather", size)
 
-    gather = sharded("all_gather", stage_params * BF16)
-    scatter = sharded("reduce_scatter", stage_params * reduce_bytes_per_param)
-    layer_gather = sharded("all_gather", stage_params * BF16 / layers_on_stage)
-    layer_scatter = sharded(
-        "reduce_scatter", stage_params * reduce_bytes_per_param / layers_on_stage
+    def reduced(size: FloatArray) -> FloatArray:
+        return placed_shard.collective_seconds(
+            "reduce_scatter", size
+        ) + placed_replicas.collective_seconds("all_reduce", size / shard)
+
+    gather = np.where(
+        terms.syncs_by_broadcast,
+        shard * placed_shard.collective_seconds("broadcast", stage_params * BF16 / shard),
+        gathered(stage_params * BF16),
     )
+    scatter = reduced(stage_params * reduce_bytes_per_param)
+    layer_gather = gathered(stage_params * BF16 / layers_on_stage)
+    layer_scatter = reduced(stage_params * reduce_bytes_per_param / layers_on_stage)
     zero3_exposed = np.where(
         layout.zero == 3,
         zero3_exposed_seconds(layer_gather, layer_scatter, forward, backward, layers_on_stage),
@@ -340,8 +354,8 @@ def estimate_step_time(
     micro_batches = terms.micro_batches
     bubble_micro_batches = terms.bubble_micro_batches
 
-    all_reduce = sharded("all_reduce", stage_params * reduce_bytes_per_param)
-    gradient_reduce = np.where(layout.zero == 0, all_reduce, scatter)
+    all_reduce = placed_dp.collective_seconds("all_reduce", stage_params * reduce_bytes_per_param)
+    gradient_reduce = np.where((layout.zero == 0) | terms.syncs_by_broadcast, all_reduce, scatter)
     parameter_gather = np.where(
         terms.overlaps_parameter_gather,
         overlapped_seconds(gather, forward, layers_on_stage),

@@ -26,7 +26,8 @@ Warning = str | NoticeResult
 
 @dataclass(frozen=True)
 class StrategyResult:
-    """The parallel layout: degrees, ZeRO stage, micro-batch per GPU, recompute and offload."""
+    """The parallel layout: degrees, ZeRO stage and the ranks it shards over (``shard_group``:
+    ``dp * cp`` unless sharding is hybrid), micro-batch per GPU, recompute and offload."""
 
     dp: int
     tp: int
@@ -37,6 +38,7 @@ class StrategyResult:
     zero: int
     micro_batch: int
     etp: int
+    shard_group: int
     recompute: str
     offload: str
     flash_attention: bool

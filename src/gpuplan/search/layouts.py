@@ -150,6 +150,7 @@ def enumerate_layouts(
         offload=offload_code[keep],
         sequence_parallel=(tp > 1) & scenario.strategy.sequence_parallel,
         etp=tp,
+        shard=dp * cp[keep],
     )
     return Candidates(grid["count"][keep], layout)
 

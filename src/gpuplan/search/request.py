@@ -84,3 +84,5 @@ class PlanRequest:
         strategy, given = self.scenario.strategy, self.scenario.strategy_given
         if "etp" in given and strategy.etp and not ("tp" in given and strategy.etp == strategy.tp):
             raise PlanError.of("error.plan_etp", etp=strategy.etp)
+        if "shard_group" in given and strategy.shard_group:
+            raise PlanError.of("error.plan_shard_group", value=strategy.shard_group)
