@@ -10,8 +10,11 @@ from hypothesis import strategies as st
 from gpuplan.catalog import load_gpu
 from gpuplan.errors import InputError
 from gpuplan.estimate.comm import (
+    BASE_LATENCY,
     COLLECTIVES,
     DEFAULT_LINKS,
+    LL128_BANDWIDTH_SHARE,
+    LL128_BASE_LATENCY,
     NETWORK,
     NVLINK,
     bus_bandwidth,
@@ -217,3 +220,39 @@ def test_nodes_with_fewer_nics_than_gpus_share_them():
     assert float(slow) == pytest.approx(2 * float(fast), rel=0.05)
     with pytest.raises(InputError, match=r"hardware\.nics_per_node: between 1 and the node's 8"):
         Cluster(gpu, count=64, nics_per_node=9)
+
+
+def test_nvlink_collectives_take_the_faster_protocol_and_pcie_keeps_simple():
+    """NCCL picks LL128 where its hops save more than its 8 % of bandwidth costs, and enables it
+    only where a node's GPUs talk over NVLink (``tuning.cc``)."""
+    size, hops = 64 * 1024, 7
+
+    def transfer(bandwidth, link):
+        return 7 / 8 * size / (bandwidth * float(link.efficiency(size)))
+
+    h100 = cluster("h100-sxm-80gb", 8)
+    nvlink = transfer(h100.intra_node_bandwidth, NVLINK)
+    simple = BASE_LATENCY + hops * NVLINK.hop_latency + nvlink
+    ll128 = LL128_BASE_LATENCY + hops * NVLINK.ll128_hop_latency + nvlink / LL128_BANDWIDTH_SHARE
+    assert ll128 < simple
+    assert float(collective_seconds("all_gather", size, 8, 1, h100)) == pytest.approx(ll128)
+    large = float(collective_seconds("all_gather", GiB, 8, 1, h100))
+    large_transfer = 7 / 8 * GiB / (h100.intra_node_bandwidth * float(NVLINK.efficiency(GiB)))
+    assert large == pytest.approx(BASE_LATENCY + hops * NVLINK.hop_latency + large_transfer)
+    l40s = cluster("l40s-48gb", 8)
+    pcie = DEFAULT_LINKS["pcie"]
+    assert np.isnan(pcie.ll128_hop_latency)
+    expected = BASE_LATENCY + hops * pcie.hop_latency + transfer(l40s.intra_node_bandwidth, pcie)
+    assert float(collective_seconds("all_gather", size, 8, 1, l40s)) == pytest.approx(expected)
+
+
+def test_a_broadcast_chain_pays_one_hop_per_rank_and_uses_every_nic_of_a_node():
+    """A ring broadcast reaches its last rank after ``n - 1`` hops: a small broadcast over 1024
+    GPUs costs milliseconds (InternEvo's ``zero1 = -1`` sync at 1024 A100s lost about 2.6 ms per
+    broadcast). Across nodes the chain's channels spread over the node's NICs."""
+    h100 = cluster("h100-sxm-80gb", 1024)
+    small = collective_seconds("broadcast", np.array([MiB, MiB]), np.array([8, 1024]), 1, h100)
+    assert small[1] > 1e-3 > 20 * small[0]
+    across_nodes = float(collective_seconds("broadcast", 16 * GiB, 16, 1, h100))
+    one_nic = 16 * GiB / (h100.inter_node_bandwidth * float(NETWORK.efficiency(16 * GiB)))
+    assert across_nodes < one_nic / 4

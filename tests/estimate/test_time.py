@@ -212,3 +212,45 @@ def test_h100_gains_less_over_a100_than_their_best_shape_matmul_rates():
         "tokens_per_second"
     ]
     assert 2.0 < h100 / a100 < 730 / 270
+
+
+def test_hybrid_sharding_keeps_more_state_and_adds_a_replica_all_reduce():
+    """FSDP over 64 GPUs sharded in groups of 8 (HSDP) holds 8x the per-GPU optimizer states of
+    full sharding, and its gradients cross the network in the replica all-reduce."""
+    scenario = {
+        "hardware": {"gpu": "h100-sxm-80gb", "count": 64},
+        "framework": "fsdp",
+        "global_batch": 64,
+    }
+    full = _estimate(**scenario, strategy={"zero": 3})
+    hybrid = _estimate(**scenario, strategy={"zero": 3, "shard_group": 8})
+    assert full["strategy"]["shard_group"] == 64
+    assert hybrid["strategy"]["shard_group"] == 8
+    optimizer = hybrid["memory"]["parts"]["optimizer"] / full["memory"]["parts"]["optimizer"]
+    assert optimizer == pytest.approx(8, rel=0.01)
+    assert hybrid["throughput"]["step_seconds"] != full["throughput"]["step_seconds"]
+
+
+def test_a_shard_group_that_does_not_divide_the_data_parallel_ranks_is_refused():
+    with pytest.raises(ValueError, match=r"strategy\.shard_group: must divide 8"):
+        _estimate(strategy={"zero": 1, "shard_group": 3})
+
+
+def test_internevo_syncs_parameters_by_one_broadcast_per_shard_owner():
+    """InternEvo's ZeRO-1 broadcasts each rank's updated shard in turn (``broadcast_params``):
+    over all 512 data-parallel ranks (``zero1 = -1``) the chains' fill makes the sync far slower
+    than over groups of 8 GPUs inside a node (``zero1 = 8``), as its 1024-GPU runs measured."""
+
+    def sync_seconds(shard_group: int) -> float:
+        result = _estimate(
+            model="llama-2-7b",
+            seq_len=2048,
+            global_batch=4096,
+            micro_batch=2,
+            framework="internevo",
+            hardware={"gpu": "a100-sxm-80gb", "count": 512},
+            strategy={"zero": 1, "shard_group": shard_group},
+        )
+        return result["throughput"]["breakdown"]["data_parallel"]
+
+    assert sync_seconds(0) > 5 * sync_seconds(8)

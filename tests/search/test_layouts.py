@@ -103,3 +103,15 @@ def test_factored_enumeration_equals_the_filtered_whole_product(name, offload):
     np.testing.assert_array_equal(candidates.count, expected["count"])
     for field in ("dp", *FIELDS[1:]):
         np.testing.assert_array_equal(getattr(candidates.layout, field), expected[field], field)
+
+
+def test_a_shard_group_is_estimate_only():
+    """The search shards over every data-parallel rank; a hybrid shard group is refused by name
+    rather than silently ignored."""
+    from gpuplan.errors import InputError
+    from gpuplan.search.request import PlanRequest
+
+    scenario = {"model": "llama-3.1-8b", "hardware": {"gpu": "h100", "count": 16}}
+    with pytest.raises(InputError, match=r"^strategy\.shard_group: 8 is estimate-only"):
+        PlanRequest(parse_scenario({**scenario, "strategy": {"shard_group": 8}}))
+    PlanRequest(parse_scenario(scenario))
