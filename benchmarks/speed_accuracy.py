@@ -34,12 +34,14 @@ from gpuplan.accuracy import (
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--use", default="test", choices=["test", "fit", "sanity"])
-    parser.add_argument("--rows", action="store_true", help="print every row")
+    parser.add_argument(
+        "--rows", action="store_true", help="print every row (with --pairs: every missed pair)"
+    )
     parser.add_argument("--leave-one-source-out", action="store_true")
     parser.add_argument("--pairs", action="store_true")
     arguments = parser.parse_args()
     if arguments.pairs:
-        print_pairs()
+        print_pairs(every_pair=arguments.rows)
         return
     if arguments.leave_one_source_out:
         print_leave_one_source_out()
@@ -90,8 +92,20 @@ def main() -> None:
             print(f"  regret {regret:6.1%}  {workload}")
 
 
-def print_pairs() -> None:
+def print_pairs(every_pair: bool = False) -> None:
+    """The ratio table; with ``every_pair``, first each pair outside 10 %."""
     rows = prepare_throughput_rows("fit")[0] + prepare_throughput_rows("test")[0]
+    if every_pair:
+        print(f"{'changed':10} {'first':52} {'second':52} {'measured':>8} {'predicted':>9}")
+        for changed in PAIRED_FIELDS:
+            for pair in one_change_pairs(rows, changed):
+                predicted = pair.predicted_ratio()
+                if abs(predicted / pair.measured_ratio - 1.0) > 0.10:
+                    print(
+                        f"{changed:10} {pair.first.row.id:52} {pair.second.row.id:52} "
+                        f"{pair.measured_ratio:8.3f} {predicted:9.3f}"
+                    )
+        print()
     print("pairs of runs that differ in one thing: measured and predicted ratio (second / first)")
     print(f"{'changed':10} {'pairs':>5} {'within 10%':>10} {'median error':>12} {'worst':>8}")
     for changed in PAIRED_FIELDS:

@@ -140,6 +140,39 @@ def test_speed_model_beats_one_constant_mfu(prepared_test_rows):
     assert model.mean_absolute < baseline.mean_absolute - 0.05
 
 
+SOURCES_STILL_LOSING_TO_ONE_MFU = {
+    "NVIDIA/Megatron-LM README": "every row sits at 41-49 % MFU by design; its 1.7B model is "
+    "predicted 22 % fast",
+    "whyNLP/tinyllama": "its PCIe data-parallel runs lose 17-50 % per GPU to a gradient "
+    "all-reduce the model hides behind the backward pass",
+}
+"""Sources with five or more test rows on which one constant MFU (fitted on the same rows) is
+still closer than gpuplan; docs/accuracy.md says why. The test fails when one of them is no
+longer behind, so that this list only ever shrinks."""
+
+
+def test_speed_model_beats_one_constant_mfu_on_every_source(prepared_test_rows):
+    from gpuplan.accuracy import (
+        constant_mfu_prediction,
+        fitted_constant_mfu,
+        predict_tokens_per_second_per_gpu,
+        relative_error,
+    )
+
+    constant = fitted_constant_mfu()
+    rows, _ = prepared_test_rows
+    by_source: dict[str, tuple[list[float], list[float]]] = {}
+    for item in rows:
+        model, baseline = by_source.setdefault(item.row.source, ([], []))
+        model.append(relative_error(predict_tokens_per_second_per_gpu(item), item.measured))
+        baseline.append(relative_error(constant_mfu_prediction(item, constant), item.measured))
+    judged = {source: pair for source, pair in by_source.items() if len(pair[0]) >= 5}
+    assert len(judged) >= 6
+    for source, (model, baseline) in judged.items():
+        beats = summarize(model).mean_absolute < summarize(baseline).mean_absolute
+        assert beats != (source in SOURCES_STILL_LOSING_TO_ONE_MFU), source
+
+
 def test_fastest_layout_is_ranked_first_in_most_workloads(prepared_test_rows):
     from gpuplan.accuracy import predict_tokens_per_second_per_gpu, ranking_regrets
 
@@ -176,12 +209,15 @@ def every_prepared_row():
     return prepare_throughput_rows("fit")[0] + prepare_throughput_rows("test")[0]
 
 
-RATIO_BOUNDS = {"precision": 0.8, "compile": 1.0, "scale": 0.85, "gpu": 0.8}
+RATIO_BOUNDS = {"precision": 0.8, "compile": 1.0, "scale": 0.9, "gpu": 0.8}
 """Share of one-change pairs whose predicted ratio is within 10 % of the measured one, as
-reached today (benchmarks/speed_accuracy.py --pairs). The A100 -> H100 pairs that still miss
-are llm-foundry's MPT-30B at 1k-4k tokens (predicted 13-17 % above the measured 2.2x) and its
-MPT-760M at 2k tokens and below, whose measured ratios jump from 1.95x to 2.84x as the sequence
-shortens."""
+reached today (benchmarks/speed_accuracy.py --pairs --rows lists the misses). The A100 -> H100
+pairs that still miss are llm-foundry's MPT-30B at 1k-4k tokens (predicted 13-17 % above the
+measured 2.2x) and its MPT-760M at 2k tokens and below, whose measured ratios jump from 1.95x
+to 2.84x as the sequence shortens; the scale pairs, tinyllama's PCIe data parallelism, InternEvo's ``zero1 = -1``
+runs at 1024 GPUs (predicted 10-11 % below the measured loss), llm-foundry's H100 runs from 8 or
+128 to 512 GPUs (measured 9-10 % lower per GPU, predicted level) and its 1B on A100-40GB, which
+gains 20 % per GPU from 32 to 64 GPUs."""
 
 
 @pytest.mark.parametrize("changed", sorted(RATIO_BOUNDS))
