@@ -215,34 +215,35 @@ def ring_steps(collective: str, group_size: ArrayLike) -> FloatArray:
     return np.where(n > 1, 1.0, 0.0)
 
 
-def protocol_seconds(
-    transfer: FloatArray,
+def protocol_latencies(
     intra_steps: ArrayLike,
     network_steps: ArrayLike,
     intra: LinkModel,
     network: LinkModel,
     base_latency: float = BASE_LATENCY,
-) -> FloatArray:
-    """The faster of NCCL's Simple and LL128 protocols for a ring of ``intra_steps`` hops on the
-    node link and ``network_steps`` across the network moving ``transfer`` seconds of data at
-    Simple's rate, as NCCL's tuner picks per call (``tuning.cc``: latency plus bytes over
-    bandwidth, least of the enabled protocols): Simple ``base + hops + transfer``, LL128
-    :data:`LL128_BASE_LATENCY` ``+ hops + transfer / 0.92`` where the node link enables it."""
-    intra_steps = np.asarray(intra_steps, dtype=float)
-    network_steps = np.asarray(network_steps, dtype=float)
-    simple = (
-        base_latency + intra_steps * intra.hop_latency + network_steps * network.hop_latency
-    ) + transfer
-    enabled = np.isfinite(intra.ll128_hop_latency)
-    intra_hop = np.where(enabled, intra.ll128_hop_latency, 0.0)
-    network_hop = np.where(np.isfinite(network.ll128_hop_latency), network.ll128_hop_latency, 0.0)
+) -> tuple[FloatArray, FloatArray]:
+    """Latency of a ring of ``intra_steps`` hops on the node link and ``network_steps`` across
+    the network under NCCL's Simple protocol and under LL128 (:data:`LL128_BASE_LATENCY` and
+    ``LinkModel.ll128_hop_latency``; NaN where the node link does not enable LL128)."""
+    simple = base_latency + intra_steps * intra.hop_latency + network_steps * network.hop_latency
     ll128 = (
         LL128_BASE_LATENCY
-        + intra_steps * intra_hop
-        + network_steps * network_hop
-        + transfer / LL128_BANDWIDTH_SHARE
+        + intra_steps * intra.ll128_hop_latency
+        + network_steps * network.ll128_hop_latency
     )
-    return np.asarray(np.where(enabled, np.minimum(simple, ll128), simple), dtype=float)
+    return np.asarray(simple, dtype=float), np.asarray(ll128, dtype=float)
+
+
+def protocol_seconds(transfer: FloatArray, latencies: tuple[FloatArray, FloatArray]) -> FloatArray:
+    """The faster of NCCL's Simple and LL128 protocols moving ``transfer`` seconds of data at
+    Simple's rate after their :func:`protocol_latencies`, as NCCL's tuner picks per call
+    (``tuning.cc``: latency plus bytes over bandwidth, least of the enabled protocols): Simple
+    ``latency + transfer``, LL128 ``latency + transfer / 0.92``; ``fmin`` keeps Simple where
+    LL128 is not enabled (NaN)."""
+    simple, ll128 = latencies
+    return np.asarray(
+        np.fmin(simple + transfer, ll128 + transfer / LL128_BANDWIDTH_SHARE), dtype=float
+    )
 
 
 def flat_collective_seconds(
@@ -263,8 +264,8 @@ def flat_collective_seconds(
         * factor
         / (np.asarray(bandwidth, dtype=float) * np.maximum(link.efficiency(size_bytes), 1e-300))
     )
-    seconds = protocol_seconds(transfer, ring_steps(collective, n), 0.0, link, link, base_latency)
-    return np.where(n > 1, seconds, 0.0)
+    latencies = protocol_latencies(ring_steps(collective, n), 0.0, link, link, base_latency)
+    return np.where(n > 1, protocol_seconds(transfer, latencies), 0.0)
 
 
 # --- topology --------------------------------------------------------------------------------
@@ -503,12 +504,27 @@ class PlacedGroup:
             inside = size * bus_bandwidth_factor(collective, p) / intra_rate
             across = size * bus_bandwidth_factor(collective, k) / (p * network_rate)
 
-        network_steps = np.where(k > 1, ring_steps(collective, k), 0.0)
-        intra_steps = np.maximum(ring_steps(collective, n) - network_steps, 0.0)
         seconds = protocol_seconds(
-            np.maximum(inside, across), intra_steps, network_steps, intra, network, base_latency
+            np.maximum(inside, across), self._latencies(collective, base_latency)
         )
         return np.where(n > 1, seconds, 0.0)
+
+    def _latencies(self, collective: str, base_latency: float) -> tuple[FloatArray, FloatArray]:
+        """:func:`protocol_latencies` of ``collective`` on this group, computed once."""
+        key = (collective, base_latency)
+        if key not in self._latency_cache:
+            assert self.intra is not None and self.network is not None
+            n, _, k = self.ranks
+            network_steps = np.where(k > 1, ring_steps(collective, k), 0.0)
+            intra_steps = np.maximum(ring_steps(collective, n) - network_steps, 0.0)
+            self._latency_cache[key] = protocol_latencies(
+                intra_steps, network_steps, self.intra, self.network, base_latency
+            )
+        return self._latency_cache[key]
+
+    @cached_property
+    def _latency_cache(self) -> dict[tuple[str, float], tuple[FloatArray, FloatArray]]:
+        return {}
 
 
 # --- the groups of a parallel layout ---------------------------------------------------------
@@ -537,7 +553,6 @@ def parallel_groups(layout: Layout) -> dict[str, ParallelGroup]:
     - ``pp``: pipeline parallel, stride ``tp * cp * dp``.
     """
     tp, cp, dp, ep, pp = layout.tp, layout.cp, layout.dp, layout.ep, layout.pp
-    shard = np.clip(layout.shard, 1, dp * cp)
     one = np.ones_like(tp)
 
     def group(size: IntArray, stride: IntArray) -> ParallelGroup:
@@ -545,14 +560,29 @@ def parallel_groups(layout: Layout) -> dict[str, ParallelGroup]:
             size=np.asarray(size, dtype=np.int64), stride=np.asarray(stride, dtype=np.int64)
         )
 
+    dp_cp = group(dp * cp, tp)
+    shard, replicate = hybrid_shard_groups(dp_cp, layout.shard)
     return {
         "tp": group(tp, one),
         "cp": group(cp, tp),
         "dp": group(dp, tp * cp),
-        "dp_cp": group(dp * cp, tp),
-        "shard": group(shard, tp),
-        "replicate": group(dp * cp // shard, tp * shard),
+        "dp_cp": dp_cp,
+        "shard": shard,
+        "replicate": replicate,
         "ep": group(ep, tp),
         "expert_dp": group(dp * cp // np.maximum(ep, 1), tp * ep),
         "pp": group(pp, tp * cp * dp),
     }
+
+
+def hybrid_shard_groups(
+    dp_cp: ParallelGroup, shard_ranks: npt.ArrayLike
+) -> tuple[ParallelGroup, ParallelGroup]:
+    """The ``shard`` group ZeRO shards over, ``shard_ranks`` consecutive ranks of the ``dp_cp``
+    group, and the ``replicate`` group of the ``dp_cp.size / shard_ranks`` ranks that hold the
+    same shard, ``shard_ranks`` group members apart."""
+    shard = np.clip(np.asarray(shard_ranks).astype(np.int64), 1, dp_cp.size)
+    return (
+        ParallelGroup(size=shard, stride=dp_cp.stride),
+        ParallelGroup(size=dp_cp.size // shard, stride=dp_cp.stride * shard),
+    )

@@ -82,8 +82,10 @@ class LayoutTerms:
     hardware_flops: FloatArray
 
 
-GROUPS = ("tp", "cp", "dp", "dp_cp", "shard", "replicate", "ep", "expert_dp", "pp")
-"""The parallel groups of :func:`~gpuplan.estimate.comm.parallel_groups`, in that order."""
+GROUPS = ("tp", "cp", "dp", "dp_cp", "ep", "expert_dp", "pp")
+"""The parallel groups of :func:`~gpuplan.estimate.comm.parallel_groups`, in that order; the
+hybrid-sharding groups follow from ``dp_cp`` and ``shard`` (:func:`~gpuplan.estimate.comm.
+hybrid_shard_groups`)."""
 FLAG_FIELDS = ("overlapped_sends", "overlaps_parameter_gather", "syncs_by_broadcast")
 FLOAT_FIELDS = tuple(
     field.name
@@ -209,7 +211,7 @@ def layout_terms(job: TrainingJob, layout: Layout) -> LayoutTerms:
         ),
         kernels=kernels,
         gaps=layers_on_stage * kernels * KERNEL_GAP_SECONDS,
-        groups=parallel_groups(layout),
+        groups={name: group for name, group in parallel_groups(layout).items() if name in GROUPS},
         activation_bytes=activation_bytes,
         tp_collectives=np.where(layout.recompute == RECOMPUTE_FULL, 6.0, 4.0),
         kv_bytes=tokens * 2 * model.kv_width * BF16 / tp,

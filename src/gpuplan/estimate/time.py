@@ -58,6 +58,7 @@ from gpuplan.estimate.comm import (
     LinkModel,
     PlacedGroup,
     collective_seconds,
+    hybrid_shard_groups,
 )
 from gpuplan.estimate.efficiency import (
     Efficiency,
@@ -317,23 +318,29 @@ def estimate_step_time(
     forward, backward = compute * forward_share, compute * (1.0 - forward_share)
 
     placed_dp = PlacedGroup.of(dp_group.size, dp_group.stride, cluster, links)
-    shard_group, replicas = groups["shard"], groups["replicate"]
-    placed_shard = PlacedGroup.of(shard_group.size, shard_group.stride, cluster, links)
+    shard_group, replicas = hybrid_shard_groups(dp_group, shard)
+    placed_shard = (
+        placed_dp
+        if np.array_equal(shard_group.size, dp_group.size)
+        else PlacedGroup.of(shard_group.size, shard_group.stride, cluster, links)
+    )
     placed_replicas = PlacedGroup.of(replicas.size, replicas.stride, cluster, links)
 
     def gathered(size: FloatArray) -> FloatArray:
         return placed_shard.collective_seconds("all_gather", size)
 
     def reduced(size: FloatArray) -> FloatArray:
-        return placed_shard.collective_seconds(
-            "reduce_scatter", size
-        ) + placed_replicas.collective_seconds("all_reduce", size / shard)
+        scatter = placed_shard.collective_seconds("reduce_scatter", size)
+        if placed_replicas.placement is None:
+            return scatter
+        return scatter + placed_replicas.collective_seconds("all_reduce", size / shard)
 
-    gather = np.where(
-        terms.syncs_by_broadcast,
-        shard * placed_shard.collective_seconds("broadcast", stage_params * BF16 / shard),
-        gathered(stage_params * BF16),
-    )
+    gather = gathered(stage_params * BF16)
+    if np.any(terms.syncs_by_broadcast):
+        broadcasts = shard * placed_shard.collective_seconds(
+            "broadcast", stage_params * BF16 / shard
+        )
+        gather = np.where(terms.syncs_by_broadcast, broadcasts, gather)
     scatter = reduced(stage_params * reduce_bytes_per_param)
     layer_gather = gathered(stage_params * BF16 / layers_on_stage)
     layer_scatter = reduced(stage_params * reduce_bytes_per_param / layers_on_stage)

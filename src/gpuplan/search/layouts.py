@@ -135,13 +135,13 @@ def enumerate_layouts(
     valid &= (offload_code == 0) | ((zero >= 1) & ((offload_code == 1) | (zero == 3)))
     valid &= ~((pp > 1) & (micro_batch * dp * pp > batch))
     keep = np.flatnonzero(valid)
-    dp, tp, mb = dp[keep], tp[keep], micro_batch[keep]
+    dp, tp, cp, mb = dp[keep], tp[keep], cp[keep], micro_batch[keep]
     layout = Layout(
         dp=dp,
         tp=tp,
         pp=pp[keep],
         vpp=grid["vpp"][keep],
-        cp=cp[keep],
+        cp=cp,
         ep=grid["ep"][keep],
         zero=zero[keep],
         micro_batch=mb,
@@ -150,7 +150,7 @@ def enumerate_layouts(
         offload=offload_code[keep],
         sequence_parallel=(tp > 1) & scenario.strategy.sequence_parallel,
         etp=tp,
-        shard=dp * cp[keep],
+        shard=dp * cp,
     )
     return Candidates(grid["count"][keep], layout)
 
