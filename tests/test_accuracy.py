@@ -121,7 +121,9 @@ def test_speed_error_on_sources_left_out_of_the_fit_is_bounded():
     assert summarize(dense).mean_absolute <= LEAVE_ONE_SOURCE_OUT_DENSE_BOUND
 
 
-def test_speed_model_beats_one_constant_mfu(prepared_test_rows):
+@pytest.fixture(scope="module")
+def errors_against_one_mfu(prepared_test_rows):
+    """(source, gpuplan's error, the constant MFU's error) of every test row."""
     from gpuplan.accuracy import (
         constant_mfu_prediction,
         fitted_constant_mfu,
@@ -131,12 +133,19 @@ def test_speed_model_beats_one_constant_mfu(prepared_test_rows):
 
     constant = fitted_constant_mfu()
     rows, _ = prepared_test_rows
-    model = summarize(
-        [relative_error(predict_tokens_per_second_per_gpu(i), i.measured) for i in rows]
-    )
-    baseline = summarize(
-        [relative_error(constant_mfu_prediction(i, constant), i.measured) for i in rows]
-    )
+    return [
+        (
+            item.row.source,
+            relative_error(predict_tokens_per_second_per_gpu(item), item.measured),
+            relative_error(constant_mfu_prediction(item, constant), item.measured),
+        )
+        for item in rows
+    ]
+
+
+def test_speed_model_beats_one_constant_mfu(errors_against_one_mfu):
+    model = summarize([error for _, error, _ in errors_against_one_mfu])
+    baseline = summarize([error for _, _, error in errors_against_one_mfu])
     assert model.mean_absolute < baseline.mean_absolute - 0.05
 
 
@@ -151,21 +160,12 @@ still closer than gpuplan; docs/accuracy.md says why. The test fails when one of
 longer behind, so that this list only ever shrinks."""
 
 
-def test_speed_model_beats_one_constant_mfu_on_every_source(prepared_test_rows):
-    from gpuplan.accuracy import (
-        constant_mfu_prediction,
-        fitted_constant_mfu,
-        predict_tokens_per_second_per_gpu,
-        relative_error,
-    )
-
-    constant = fitted_constant_mfu()
-    rows, _ = prepared_test_rows
+def test_speed_model_beats_one_constant_mfu_on_every_source(errors_against_one_mfu):
     by_source: dict[str, tuple[list[float], list[float]]] = {}
-    for item in rows:
-        model, baseline = by_source.setdefault(item.row.source, ([], []))
-        model.append(relative_error(predict_tokens_per_second_per_gpu(item), item.measured))
-        baseline.append(relative_error(constant_mfu_prediction(item, constant), item.measured))
+    for source, model_error, baseline_error in errors_against_one_mfu:
+        model, baseline = by_source.setdefault(source, ([], []))
+        model.append(model_error)
+        baseline.append(baseline_error)
     judged = {source: pair for source, pair in by_source.items() if len(pair[0]) >= 5}
     assert len(judged) >= 6
     for source, (model, baseline) in judged.items():
