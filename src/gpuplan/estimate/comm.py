@@ -126,8 +126,8 @@ per NIC of 50 (80-92 %) and ml-engineering's 4-node B200 EFA all-reduce derives 
 per NIC (74 %); 0.80 sits between. Half saturation: fitted to that EFA sweep (busbw 64 GB/s at
 16 MiB, 229 at 256 MiB, 362 at 1 GiB, 382 at 16 GiB on 32 GPUs), which gives 0.71 and 35 MB:
 networks need far larger messages than NVLink to saturate. Hop latency: NCCL
-``hwLat[NET][Ring][Simple]`` = 9.6 us; LL128 4.0 us (``tuning.cc`` @ 5067397c), used only between
-nodes whose GPUs talk over NVLink."""
+``hwLat[NET][Ring][Simple]`` = 9.6 us (14.0 in ``tuning.cc`` @ 5067397c); LL128 4.0 us there,
+used only between nodes whose GPUs talk over NVLink."""
 
 ETHERNET = LinkModel(
     peak_efficiency=0.40,

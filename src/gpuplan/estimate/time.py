@@ -34,11 +34,11 @@ parameters under the previous layer's forward and backward and reduce-scatters i
 under the next layer's backward, every micro-batch; ZeRO-0/1/2 reduce the gradients bucket by
 bucket under the last micro-batch's backward, and the sharded optimizer's parameter all-gather
 runs under the next forward where the framework overlaps it (``frameworks.py``), exposed
-otherwise, or, where the framework syncs that way, after gradients all-reduced over every
-data-parallel rank, as one broadcast per shard owner. The first
-and last layer's share is never hidden. Under hybrid sharding (``strategy.shard_group``) the
-gathers and reduce-scatters stay inside the shard group and each reduced shard is then
-all-reduced across the groups holding the same shard (PyTorch HSDP's ``_reduce_grad``).
+otherwise; a framework that syncs by broadcast (InternEvo) all-reduces the gradients over
+every data-parallel rank and then broadcasts each shard owner's parameters in turn, exposed.
+The first and last layer's share is never hidden. Under hybrid sharding
+(``strategy.shard_group``) the gathers and reduce-scatters stay inside the shard group and each
+reduced shard is then all-reduced across the groups holding the same shard (PyTorch HSDP).
 
 The step is ``(m + (pp - 1)/vpp) * t_microbatch`` (1F1B and interleaved schedules; Narayanan et
 al. 2021, section 2.2) plus the exposed gradient synchronisation and the optimizer step.
