@@ -217,7 +217,7 @@ reached today (benchmarks/speed_accuracy.py --pairs --rows lists the misses). Th
 pairs that still miss are llm-foundry's MPT-30B at 1k-4k tokens (predicted 13-17 % above the
 measured 2.2x) and its MPT-760M at 2k tokens and below, whose measured ratios jump from 1.95x
 to 2.84x as the sequence shortens; the scale pairs, tinyllama's PCIe data parallelism, InternEvo's ``zero1 = -1``
-runs at 1024 GPUs (predicted 10-11 % below the measured loss), llm-foundry's H100 runs from 8 or
+runs at 1024 GPUs (predicted 12-13 % below the measured ratio), llm-foundry's H100 runs from 8 or
 128 to 512 GPUs (measured 9-10 % lower per GPU, predicted level) and its 1B on A100-40GB, which
 gains 20 % per GPU from 32 to 64 GPUs."""
 
