@@ -4,11 +4,12 @@
 ``dp * cp`` group (Megatron-Core's rule), and expert tensor parallelism ``etp`` (``tp`` unless
 given) splits each expert's FFN; an expert shard is replicated over the ``dp * cp * tp /
 (ep * etp)`` expert data-parallel ranks. ``etp`` other than ``tp`` is estimate-only: the memory
-model counts it, the step time and the plan search split experts by ``tp``. ZeRO stage 0-3 (FSDP full shard = 3) shards model
-states over the ``dp * cp`` ranks, or over groups of ``shard_group`` of them replicated across the
-rest (hybrid sharding); ``shard_group`` is estimate-only, the plan search shards over all. The estimate formulas take a :class:`Layout`, a bundle of
-NumPy arrays, so that one layout (0-d arrays) and a whole search space (1-d arrays) run the
-same code.
+model counts it, the step time and the plan search split experts by ``tp``. ZeRO stage 0-3
+(FSDP full shard = 3) shards model states over the ``dp * cp`` ranks, or over groups of
+``shard_group`` of them replicated across the rest (hybrid sharding); ``shard_group`` is
+estimate-only, the plan search shards over all. The estimate formulas take a :class:`Layout`, a
+bundle of NumPy arrays, so that one layout (0-d arrays) and a whole search space (1-d arrays)
+run the same code.
 """
 
 from __future__ import annotations
