@@ -183,6 +183,21 @@ def test_memory_exits_1_when_it_does_not_fit(cli):
     assert code == exit_codes.NEGATIVE_VERDICT and '"fits": false' in out
 
 
+def test_memory_takes_a_hybrid_shard_group(cli):
+    """``--shard-group 8`` on 64 GPUs keeps 8x the optimizer states of full sharding, says the
+    group in the layout, and a group that does not divide the ranks is a one-line error."""
+    import json
+
+    flags = ("memory", "--model", "llama-3.1-8b", "--gpu", "h100", "--count", "64", "--zero", "3",
+             "--framework", "fsdp")  # fmt: skip
+    full = json.loads(cli(*flags, "--json")[1])
+    hybrid = json.loads(cli(*flags, "--shard-group", "8", "--json")[1])
+    assert hybrid["parts"]["optimizer"] == pytest.approx(8 * full["parts"]["optimizer"])
+    assert "shard_group=8" in " ".join(cli(*flags, "--shard-group", "8")[1].split())
+    code, out, err = cli(*flags, "--shard-group", "7")
+    assert code == exit_codes.BAD_INPUT and out == "" and "strategy.shard_group" in err
+
+
 def test_a_quote_of_a_scenario_that_does_not_fit_says_so_and_exits_1(cli, too_big):
     offer = ("quote", "--offer", "lambda-h100-sxm-x8")
     assert cli(*offer, str(EXAMPLE))[0] == exit_codes.ANSWER

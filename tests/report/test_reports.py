@@ -174,3 +174,11 @@ def test_tables_scroll_in_their_own_box():
     assert '<td class="nowrap">2026-08-22</td><td>a long note</td>' in html
     assert ".table-scroll { overflow-x: auto" in STYLE
     assert "word-break: break-word" not in STYLE
+
+
+def test_layout_text_names_a_hybrid_shard_group_only():
+    from gpuplan.report.common import layout_text
+
+    whole = {"dp": 16, "cp": 1, "zero": 3, "shard_group": 16, "micro_batch": 1}
+    assert "shard" not in layout_text(whole)
+    assert "zero3 shard8 mb1" in layout_text({**whole, "shard_group": 8})

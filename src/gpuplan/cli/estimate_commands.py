@@ -96,6 +96,14 @@ def memory(
     tp: Annotated[int, typer.Option(help="Tensor-parallel size.")] = 1,
     pp: Annotated[int, typer.Option(help="Pipeline-parallel size.")] = 1,
     zero: Annotated[int | None, typer.Option(help="ZeRO stage 0-3 (FSDP full shard = 3).")] = None,
+    shard_group: Annotated[
+        int,
+        typer.Option(
+            "--shard-group",
+            help="Data-parallel ranks ZeRO shards over, the rest holding replicas (HSDP); "
+            "0 for all.",
+        ),
+    ] = 0,
     recompute: Annotated[str, typer.Option(help="none | selective | full")] = "none",
     offload: Annotated[str, typer.Option(help="none | optimizer | optimizer+params")] = "none",
     lora_rank: Annotated[int, typer.Option("--lora-rank", help="LoRA rank.")] = 16,
@@ -125,6 +133,8 @@ def memory(
     }
     if zero is not None:
         scenario["strategy"]["zero"] = zero
+    if shard_group:
+        scenario["strategy"]["shard_group"] = shard_group
     if trainable_layers is not None:
         scenario["trainable_layers"] = trainable_layers
     result = jsonable(memory_estimate(scenario))
@@ -176,11 +186,10 @@ def show_memory(result: dict[str, Any]) -> None:
     memory = result["memory"]
     strategy = result["strategy"]
     hardware = result["hardware"]
-    layout = ", ".join(
-        f"{key}={strategy[key]}"
-        for key in ("dp", "tp", "pp", "cp", "ep", "zero", "micro_batch", "recompute")
-        if key in strategy
-    )
+    keys = ["dp", "tp", "pp", "cp", "ep", "zero", "micro_batch", "recompute"]
+    if strategy.get("shard_group", 0) < strategy["dp"] * strategy.get("cp", 1):
+        keys.insert(keys.index("zero") + 1, "shard_group")
+    layout = ", ".join(f"{key}={strategy[key]}" for key in keys if key in strategy)
     heading = translate(
         "memory.title", model=result["model"]["name"], count=hardware["count"], gpu=hardware["gpu"]
     )

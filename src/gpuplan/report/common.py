@@ -58,7 +58,8 @@ def scenario_section(
 
 
 def layout_text(strategy: Mapping[str, Any], lang: str = "en") -> str:
-    """``tp2 dp4 zero1 mb1 selective recompute (megatron)``, recompute and offload in ``lang``."""
+    """``tp2 dp4 zero1 mb1 selective recompute (megatron)``, recompute and offload in ``lang``;
+    ``shard8`` after the ZeRO stage where it shards over fewer than the ``dp * cp`` ranks."""
     from gpuplan.terms import term
 
     parts = [
@@ -68,6 +69,9 @@ def layout_text(strategy: Mapping[str, Any], lang: str = "en") -> str:
     if strategy.get("vpp", 1) > 1:
         parts.append(f"vpp{strategy['vpp']}")
     parts.append(f"zero{strategy.get('zero', 0)}")
+    shard_ranks = strategy.get("dp", 1) * strategy.get("cp", 1)
+    if strategy.get("shard_group", shard_ranks) < shard_ranks:
+        parts.append(f"shard{strategy['shard_group']}")
     parts.append(f"mb{strategy.get('micro_batch', 1)}")
     if strategy.get("recompute", "none") != "none":
         parts.append(term("recompute", strategy["recompute"], lang))
