@@ -181,13 +181,14 @@ def show_memory(result: dict[str, Any]) -> None:
     from gpuplan.cli.output import console
     from gpuplan.cli.tables import print_table, rich_table
     from gpuplan.i18n import current_language, translate
+    from gpuplan.report.common import hybrid_shard_group
     from gpuplan.report.estimate import memory_table
 
     memory = result["memory"]
     strategy = result["strategy"]
     hardware = result["hardware"]
     keys = ["dp", "tp", "pp", "cp", "ep", "zero", "micro_batch", "recompute"]
-    if strategy.get("shard_group", 0) < strategy["dp"] * strategy.get("cp", 1):
+    if hybrid_shard_group(strategy) is not None:
         keys.insert(keys.index("zero") + 1, "shard_group")
     layout = ", ".join(f"{key}={strategy[key]}" for key in keys if key in strategy)
     heading = translate(

@@ -494,12 +494,10 @@ class PlacedGroup:
         if collective == "all_to_all":
             inside = size * (p - 1.0) / np.maximum(n, 1.0) / intra_rate
             across = size * (k - 1.0) / k / network_rate
-        elif collective == "broadcast":
+        elif collective in ("broadcast", "p2p"):
+            nics = p if collective == "broadcast" else 1.0
             inside = np.where(k > 1, 0.0, size / intra_rate)
-            across = np.where(k > 1, size / (p * network_rate), 0.0)
-        elif collective == "p2p":
-            inside = np.where(k > 1, 0.0, size / intra_rate)
-            across = np.where(k > 1, size / network_rate, 0.0)
+            across = np.where(k > 1, size / (nics * network_rate), 0.0)
         else:
             inside = size * bus_bandwidth_factor(collective, p) / intra_rate
             across = size * bus_bandwidth_factor(collective, k) / (p * network_rate)

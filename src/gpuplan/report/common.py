@@ -57,6 +57,14 @@ def scenario_section(
     return Section(translate("report.scenario", lang), [Table(headers, rows)], anchor="scenario")
 
 
+def hybrid_shard_group(strategy: Mapping[str, Any]) -> int | None:
+    """The ZeRO shard group of a result's strategy where it is smaller than the ``dp * cp``
+    ranks (hybrid sharding), else None."""
+    ranks = strategy.get("dp", 1) * strategy.get("cp", 1)
+    group = strategy.get("shard_group", ranks)
+    return int(group) if group < ranks else None
+
+
 def layout_text(strategy: Mapping[str, Any], lang: str = "en") -> str:
     """``tp2 dp4 zero1 mb1 selective recompute (megatron)``, recompute and offload in ``lang``;
     ``shard8`` after the ZeRO stage where it shards over fewer than the ``dp * cp`` ranks."""
@@ -69,9 +77,8 @@ def layout_text(strategy: Mapping[str, Any], lang: str = "en") -> str:
     if strategy.get("vpp", 1) > 1:
         parts.append(f"vpp{strategy['vpp']}")
     parts.append(f"zero{strategy.get('zero', 0)}")
-    shard_ranks = strategy.get("dp", 1) * strategy.get("cp", 1)
-    if strategy.get("shard_group", shard_ranks) < shard_ranks:
-        parts.append(f"shard{strategy['shard_group']}")
+    if (shard_group := hybrid_shard_group(strategy)) is not None:
+        parts.append(f"shard{shard_group}")
     parts.append(f"mb{strategy.get('micro_batch', 1)}")
     if strategy.get("recompute", "none") != "none":
         parts.append(term("recompute", strategy["recompute"], lang))
