@@ -309,7 +309,7 @@ def test_best_shapes_put_the_gpus_own_first_then_its_dies_then_the_rest():
     assert (h200[0].m, h200[0].n, h200[0].k) == load_gpu("h200").mamf_best_shape["fp8"]
     h800, _ = references.best_shapes("h800-sxm-80gb", "bf16")
     assert [(s.m, s.n, s.k) for s in h800] == [load_gpu("h100").mamf_best_shape["bf16"]]
-    nothing, everyone = references.best_shapes("l4-24gb", "bf16")
+    nothing, everyone = references.best_shapes("l20-48gb", "bf16")
     assert nothing == []
     assert set(uncatalogued_best_shapes()) <= {s.gpu for s in everyone}
     assert not set(h200) & set(rest)

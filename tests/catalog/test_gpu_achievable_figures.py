@@ -104,7 +104,7 @@ def test_nvls_rows_are_by_payload_and_grow_with_it() -> None:
 
 
 def test_a_gpu_without_published_figures_has_none() -> None:
-    gpu = load_gpu("l4-24gb")
+    gpu = load_gpu("l20-48gb")
     assert gpu.mamf_best_shape == {} and gpu.same_die_as == ""
     assert gpu.achievable_hbm_copy is None and gpu.achievable_hbm_read is None
     assert gpu.dcgm_hbm_floor is None and gpu.achievable_tf32_fixed_shape is None
