@@ -262,13 +262,18 @@ def fit_efficiency(rows: list[PreparedThroughputRow]) -> Efficiency:
     """The per-stack residuals fitted on ``rows`` within ``efficiency.FIT_BOUNDS``: robust
     (soft-L1) least squares on ``log(predicted / measured)``, each source weighted equally so
     that one large source does not drown the others, plus one prior term per residual
-    (``efficiency.FIT_PRIOR``). Each row depends on its own stack's residual only, so one
-    evaluation of the rows gives every column of the finite-difference Jacobian
-    (``jac_sparsity``). Needs SciPy."""
+    (``efficiency.FIT_PRIOR``, centred on the parent's value for ``FIT_PRIOR_PARENT``). Each row
+    depends on its own stack's residual only, so one evaluation of the rows gives every column of
+    the finite-difference Jacobian (``jac_sparsity``). Needs SciPy."""
     import numpy as np
     from scipy.optimize import least_squares
 
-    from gpuplan.estimate.efficiency import FIT_BOUNDS, FIT_PRIOR, FITTED_FIELDS
+    from gpuplan.estimate.efficiency import (
+        FIT_BOUNDS,
+        FIT_PRIOR,
+        FIT_PRIOR_PARENT,
+        FITTED_FIELDS,
+    )
 
     sources = Counter(item.row.source for item in rows)
     weights = np.array([1.0 / math.sqrt(sources[item.row.source]) for item in rows])
@@ -284,7 +289,16 @@ def fit_efficiency(rows: list[PreparedThroughputRow]) -> Efficiency:
     def residuals(vector: Any) -> Any:
         efficiency = efficiency_of(vector)
         predicted = np.array([predict_tokens_per_second_per_gpu(item, efficiency) for item in rows])
-        prior = np.log(np.asarray(vector) / centre) / spread
+        values = np.asarray(vector)
+        centres = np.array(
+            [
+                values[FITTED_FIELDS.index(FIT_PRIOR_PARENT[name])]
+                if name in FIT_PRIOR_PARENT
+                else centre
+                for name in FITTED_FIELDS
+            ]
+        )
+        prior = np.log(values / centres) / spread
         return np.concatenate([weights * np.log(predicted / measured), prior])
 
     lower = np.array([FIT_BOUNDS[name][0] for name in FITTED_FIELDS])
@@ -301,6 +315,8 @@ def fit_efficiency(rows: list[PreparedThroughputRow]) -> Efficiency:
     for index, stack in enumerate(stacks):
         depends_on[index, FITTED_FIELDS.index(stack)] = 1.0
     depends_on[len(rows) :, :] = np.eye(len(FITTED_FIELDS))
+    for child, parent in FIT_PRIOR_PARENT.items():
+        depends_on[len(rows) + FITTED_FIELDS.index(child), FITTED_FIELDS.index(parent)] = 1.0
     solution = least_squares(
         residuals,
         np.clip(initial, lower * 1.01, upper * 0.99),

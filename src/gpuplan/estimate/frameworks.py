@@ -395,6 +395,12 @@ class FrameworkProfile:
         return self.kernels.loss_parallel
 
     @property
+    def megatron_vocab_parallel_loss(self) -> bool:
+        """Megatron's vocab-parallel cross-entropy, whose ops run one by one on the fp32 logits
+        (``traffic.VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT``)."""
+        return self.kernels.loss == "vocab-parallel"
+
+    @property
     def tensor_parallel_logit_bytes_per_element(self) -> float:
         """Bytes per local logit when the logits are split over ``tp > 1`` ranks: PyTorch's
         ``loss_parallel`` for the eager fp32 loss under DTensor
@@ -538,7 +544,7 @@ PRESETS: dict[str, FrameworkProfile] = {
         weights=WeightsPart(),
         gradients=GradientsPart(dtype="bf16", reduce_dtype="bf16"),
         optimizer=OptimizerPart(step_temporaries=1),
-        kernels=replace(_MEGATRON_KERNELS, swiglu="eager", attention="flash2"),
+        kernels=replace(_MEGATRON_KERNELS, swiglu="eager", attention="flash2", loss="fused"),
         buffers=BuffersPart(),
         offload=OffloadPart(),
         fragmentation=0.05,
@@ -551,7 +557,8 @@ unsharded fp32 gradients beside the bf16 ones), Apex's fused RMSNorm, eager SwiG
 before FlashAttention-2 and the vocab-parallel loss. ``internevo`` is InternLM's InternEvo of
 July 2023 (InternLM/InternEvo @ c18bec9, the code its ``doc/en/train_performance.md`` measured):
 Megatron-style tensor parallelism with FlashAttention-2 (``FlashSelfAttention``), the fused
-RMSNorm and the vocab-parallel ``FlashCrossEntropyLoss``, SwiGLU as eager ``silu(x) * y``
+RMSNorm and the vocab-parallel ``FlashCrossEntropyLoss`` (FlashAttention's fused Triton
+cross-entropy, so the ``fused`` loss), SwiGLU as eager ``silu(x) * y``
 (``internlm/model/utils.py`` ``Silu``), and its hybrid ZeRO-1 (``hybrid_zero_optim.py``), which
 reduces gradients bucket by bucket under the backward but broadcasts every rank's updated
 parameters after the step and waits for all of them (``broadcast_params(overlap=False)``: one

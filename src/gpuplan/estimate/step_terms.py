@@ -188,7 +188,13 @@ def layout_terms(job: TrainingJob, layout: Layout) -> LayoutTerms:
         model, fused, tp, layout.sequence_parallel
     )
     forward_passes = np.where(layout.recompute == RECOMPUTE_FULL, 2.0, 1.0)
-    loss_traffic = loss_traffic_bytes_per_token(model, fused | job.fused_loss, tp)
+    loss_traffic = loss_traffic_bytes_per_token(
+        model,
+        fused,
+        tp,
+        profile_values(codes, "megatron_vocab_parallel_loss", profiles) > 0,
+        job.fused_loss,
+    )
     kernels = np.where(fused, FUSED_KERNELS_PER_LAYER, EAGER_KERNELS_PER_LAYER) * (
         1.0 + (forward_passes - 1.0) / 3.0
     )

@@ -35,10 +35,15 @@ Full recompute runs the forward ops again in backward. Ops on the ``h``-wide ten
 residuals) run on every tensor-parallel rank unless sequence parallelism splits them; the others
 are split by tensor parallelism.
 
-The loss, per token on the last stage, over ``V / tp`` logits: fused cross-entropy (Megatron's
-vocab-parallel, the FlashAttention repository's Triton kernel, a compiled loss) reads the bf16
-logits twice and writes their gradient, 6V; the eager ``F.cross_entropy`` on upcast logits
-moves the fp32 copy, the log-softmax and its gradient, 32V.
+The loss, per token on the last stage, over ``V / tp`` logits: a fused cross-entropy (the
+FlashAttention repository's Triton kernel, Liger's, Transformer Engine's, a compiled loss) reads
+the bf16 logits twice and writes their gradient, 6V; the eager ``F.cross_entropy`` on upcast
+logits moves the fp32 copy, the log-softmax and its gradient, 32V. Megatron's vocab-parallel
+cross-entropy without ``--cross-entropy-loss-fusion`` (the default of Megatron-LM's arguments,
+and of NeMo until its 2.0 configs turned it on, NeMo ``1d5de59``, 2024-09-05) runs one eager op
+per step on the fp32 logits (``megatron/core/tensor_parallel/cross_entropy.py``, core_r0.8.0):
+``.float()`` 6, ``max`` 4, ``-= max`` 8, ``exp`` in place 8, ``sum`` 4, ``div_`` 8 forward;
+``mul_`` by the incoming gradient 8 and the cast back to bf16 6 backward: 52V.
 """
 
 from __future__ import annotations
@@ -62,6 +67,7 @@ RESIDUAL_ADD = (6.0, 6.0)
 MOE_PERMUTATION = (8.0, 8.0)
 FUSED_LOSS_BYTES_PER_LOGIT = 6.0
 EAGER_LOSS_BYTES_PER_LOGIT = 32.0
+VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT = 52.0
 
 
 def routed_width(model: ModelSpec) -> float:
@@ -114,11 +120,28 @@ def layer_traffic_bytes_per_token(
 
 
 def loss_traffic_bytes_per_token(
-    model: ModelSpec, fused: npt.ArrayLike, tp: npt.ArrayLike
+    model: ModelSpec,
+    fused: npt.ArrayLike,
+    tp: npt.ArrayLike,
+    vocab_parallel: npt.ArrayLike = False,
+    fused_loss: bool = False,
 ) -> FloatArray:
-    """HBM bytes of the cross-entropy loss per token on the last stage, forward and backward."""
+    """HBM bytes of the cross-entropy loss per token on the last stage, forward and backward:
+    ``fused_loss`` (the job names a fused loss) moves the fused bytes; else Megatron's
+    ``vocab_parallel`` loss its eager ops' bytes whatever else the stack fuses; else the fused
+    or the eager bytes as the stack's kernels are."""
     per_logit = np.where(
-        np.asarray(fused, dtype=bool), FUSED_LOSS_BYTES_PER_LOGIT, EAGER_LOSS_BYTES_PER_LOGIT
+        fused_loss,
+        FUSED_LOSS_BYTES_PER_LOGIT,
+        np.where(
+            np.asarray(vocab_parallel, dtype=bool),
+            VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT,
+            np.where(
+                np.asarray(fused, dtype=bool),
+                FUSED_LOSS_BYTES_PER_LOGIT,
+                EAGER_LOSS_BYTES_PER_LOGIT,
+            ),
+        ),
     )
     return np.asarray(per_logit * model.vocab_size / np.asarray(tp, dtype=float), dtype=float)
 

@@ -29,10 +29,10 @@ data-sheet peak is taken at the rated boost clock, and GPU Boost runs them above
 allows (the RTX 3090's 78.0 TFLOP/s is 1.10 x its 71 at 1695 MHz, about 1860 MHz)."""
 
 
-UNMEASURED_SUSTAINED_CLOCK_SHARE = 0.9188
+UNMEASURED_SUSTAINED_CLOCK_SHARE = 0.8860
 """Sustained clock share (:meth:`GPUSpec.sustained_clock_share`) of a GPU without a published
-sustained GEMM rate: the median over the distinct measured boards, A100 SXM 0.996, H100 SXM
-0.919, GB200 0.851. One rule for every unmeasured GPU, so that a board whose sustained rate has
+sustained rate: the median over the distinct measured boards, A100 SXM 0.996, H100 SXM 0.919,
+B200 0.853, GB200 0.851. One rule for every unmeasured GPU, so that a board whose sustained rate has
 been measured is not ranked below one whose has not (``tests/catalog/test_gpus.py`` recomputes
 the median)."""
 
@@ -89,6 +89,10 @@ class GPUSpec:
     """tf32 matmul FLOP/s at gpu-fryer's fixed 8192^3 shape: a floor, not a maximum."""
     achievable_bf16_fixed_shape: float | None = None
     """bf16 matmul FLOP/s that gpu-fryer's fixed 8192^3 GEMM keeps when run back to back
+    (:meth:`sustained_clock_share`)."""
+    sustained_kernel_share: float | None = None
+    """Share of a tensor-core kernel's short-benchmark rate that it keeps when run back to back
+    until the board throttles, where no sustained GEMM rate is published
     (:meth:`sustained_clock_share`)."""
     achievable_hbm_copy: float | None = None
     """Measured STREAM-like copy traffic, bytes read plus bytes written per second."""
@@ -149,8 +153,8 @@ class GPUSpec:
     def sustained_clock_share(self) -> float:
         """Share of the rate of the short kernel benchmarks (MAMF, the FlashAttention charts)
         that the tensor cores keep under the sustained load of a training job:
-        ``min(1, achievable_bf16_fixed_shape / achievable_matmul["bf16"])``, else
-        :data:`UNMEASURED_SUSTAINED_CLOCK_SHARE`.
+        ``min(1, achievable_bf16_fixed_shape / achievable_matmul["bf16"])``, else the measured
+        ``sustained_kernel_share``, else :data:`UNMEASURED_SUSTAINED_CLOCK_SHARE`.
 
         mamf-finder times 100 iterations per shape of its sweep after a 50-iteration warm-up;
         gpu-fryer runs one large bf16 GEMM back to back into a ring buffer that fills 95 % of
@@ -161,10 +165,15 @@ class GPUSpec:
         It scales every compute-bound kernel, like a power limit (``Cluster.clock_share``):
         GEMMs in every dtype and attention. gpu-fryer's fp8 figures cannot set an fp8 share of
         their own: they exceed the fp8 MAMF, and its README calls fp8 unfit for a throttling
-        test since it draws less power."""
+        test since it draws less power. The B200 has no gpu-fryer figure; FlashInfer timed a
+        bf16 FlashAttention-4 kernel back to back on it, 1450 TFLOP/s in iterations 10-19 and
+        1237 once fully throttled (iterations 70-79, SM clock 1965 -> about 1580 MHz): 0.853,
+        the same loss as the GB200's GEMM."""
         sustained = self.achievable_bf16_fixed_shape
         burst = self.achievable_matmul.get("bf16")
         if sustained is None or burst is None:
+            if self.sustained_kernel_share is not None:
+                return float(self.sustained_kernel_share)
             return UNMEASURED_SUSTAINED_CLOCK_SHARE
         return min(1.0, float(sustained) / float(burst))
 
@@ -237,6 +246,7 @@ class GPUSpec:
             "same_die_as": self.same_die_as,
             "achievable_tf32_fixed_shape": self.achievable_tf32_fixed_shape,
             "achievable_bf16_fixed_shape": self.achievable_bf16_fixed_shape,
+            "sustained_kernel_share": self.sustained_kernel_share,
             "achievable_hbm_copy_bytes_per_second": self.achievable_hbm_copy,
             "achievable_hbm_read_bytes_per_second": self.achievable_hbm_read,
             "dcgm_hbm_floor_bytes_per_second": self.dcgm_hbm_floor,

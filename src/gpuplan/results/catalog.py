@@ -152,6 +152,7 @@ class GpuEntry:
     same_die_as: str
     achievable_tf32_fixed_shape: float | None
     achievable_bf16_fixed_shape: float | None
+    sustained_kernel_share: float | None
     achievable_hbm_copy_bytes_per_second: float | None
     achievable_hbm_read_bytes_per_second: float | None
     dcgm_hbm_floor_bytes_per_second: float | None

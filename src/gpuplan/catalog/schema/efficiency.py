@@ -36,6 +36,7 @@ class Residuals(Table, kw_only=True):
     megatron: Residual | UnsetType = UNSET
     fsdp: Residual | UnsetType = UNSET
     hf: Residual | UnsetType = UNSET
+    internevo: Residual | UnsetType = UNSET
 
 
 class IntervalClass(Table, kw_only=True):

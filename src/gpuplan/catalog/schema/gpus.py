@@ -20,6 +20,7 @@ from gpuplan.catalog.schema.base import (
     Notes,
     Observed,
     Positive,
+    Share,
     Source,
     Sourced,
     Table,
@@ -106,6 +107,7 @@ class GpuFigures(Table, kw_only=True):
     ) = UNSET
     achievable_tf32_fixed_shape: FlopsPerSecond | UnsetType = UNSET
     achievable_bf16_fixed_shape: FlopsPerSecond | UnsetType = UNSET
+    sustained_kernel_share: Share | UnsetType = UNSET
     achievable_hbm_copy: BytesPerSecond | UnsetType = UNSET
     achievable_hbm_read: BytesPerSecond | UnsetType = UNSET
     dcgm_hbm_floor: BytesPerSecond | UnsetType = UNSET
