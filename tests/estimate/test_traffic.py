@@ -78,3 +78,21 @@ def test_fused_kernels_cut_the_memory_bound_time_of_an_eager_stack():
     fused = gpuplan.estimate({**base, "fused_kernels": True})["throughput"]
     assert fused["breakdown"]["memory_bound"] < 0.6 * eager["breakdown"]["memory_bound"]
     assert fused["tokens_per_second"] > eager["tokens_per_second"]
+
+
+def test_megatron_unfused_vocab_parallel_loss_moves_its_eager_ops_bytes_unless_fused():
+    model = load_model("llama-3.1-8b")
+    vocab_parallel = float(loss_traffic_bytes_per_token(model, True, 2, True))
+    assert vocab_parallel == pytest.approx(52 * model.vocab_size / 2)
+    named_fused = float(loss_traffic_bytes_per_token(model, True, 2, True, fused_loss=True))
+    assert named_fused == pytest.approx(6 * model.vocab_size / 2)
+    rows = loss_traffic_bytes_per_token(model, np.array([True, False]), 1, np.array([True, False]))
+    assert list(rows) == pytest.approx([52 * model.vocab_size, 32 * model.vocab_size])
+
+
+def test_the_megatron_profile_runs_the_vocab_parallel_loss_and_internevo_a_fused_one():
+    from gpuplan.estimate.frameworks import PRESETS
+
+    assert PRESETS["megatron"].megatron_vocab_parallel_loss
+    assert not PRESETS["internevo"].megatron_vocab_parallel_loss
+    assert not PRESETS["fsdp"].megatron_vocab_parallel_loss
