@@ -615,6 +615,7 @@ def formula_by_class(case: Case) -> dict[str, float]:
         dp=one, tp=one, pp=one, vpp=one, cp=one, ep=one, etp=one, shard=one, zero=np.asarray(0),
         micro_batch=np.asarray(case.batch), micro_batches=one,
         sequence_parallel=np.asarray(False), recompute=np.asarray(0), offload=np.asarray(0),
+        dualpipe=np.asarray(False),
     )  # fmt: skip
     terms = activation_terms(
         spec, layout, kernels, case.sequence, flash_attention=case.attention != "eager",

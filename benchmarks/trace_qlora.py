@@ -283,6 +283,7 @@ def four_bit_input_bytes(stack: Stack) -> float:
         dp=one, tp=one, pp=one, vpp=one, cp=one, ep=one, etp=one, shard=one, zero=np.asarray(0),
         micro_batch=np.asarray(stack.batch), micro_batches=one,
         sequence_parallel=np.asarray(False), recompute=np.asarray(0), offload=np.asarray(0),
+        dualpipe=np.asarray(False),
     )  # fmt: skip
     kernels = activation_kernels(model, np.asarray(FRAMEWORK_CODES.index("megatron")))
 

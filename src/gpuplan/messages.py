@@ -743,6 +743,11 @@ ENGLISH: dict[str, str] = dict(
             "(pp*vpp = {stages}, {layers} layers)",
         ),
         message(
+            "error.strategy_dualpipe",
+            "strategy.schedule: dualpipe needs an even pp >= 2, vpp 1 and an even number of "
+            "micro-batches, at least 2*pp (pp = {pp}, vpp = {vpp}, micro-batches = {micro_batches})",
+        ),
+        message(
             "error.strategy_ep_experts",
             "strategy.ep: {ep} must divide the {experts} experts, and ep*etp = {ep_etp} must "
             "divide dp*cp*tp = {dp_cp_tp}",
@@ -790,6 +795,11 @@ ENGLISH: dict[str, str] = dict(
             "error.plan_shard_group",
             "strategy.shard_group: {value} is estimate-only; the plan search shards over every "
             "data-parallel rank: drop shard_group to search, or give it to gpuplan estimate",
+        ),
+        message(
+            "error.plan_schedule",
+            "strategy.schedule: {value} is estimate-only; the plan search schedules 1f1b: drop "
+            "schedule to search, or give it to gpuplan estimate",
         ),
         # input errors: offers files (pricing/offers.py)
         message("error.number", "{field}: expected a number, got {value}"),
@@ -1263,6 +1273,11 @@ ENGLISH: dict[str, str] = dict(
             "plan.strategy: dp*tp*pp*cp = {layout} must equal the GPU count {count}",
         ),
         message("error.export_nodes", "plan.nodes: {nodes} nodes cannot hold {count} GPUs evenly"),
+        message(
+            "error.export_schedule",
+            "plan.strategy.schedule: {value} has no launch config here; the exports run 1f1b "
+            "(interleaved with vpp > 1)",
+        ),
         message(
             "error.export_batch",
             "global_batch: {global_batch} sequences is not a multiple of micro_batch*dp = {samples}",

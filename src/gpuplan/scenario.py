@@ -36,7 +36,7 @@ from gpuplan.limits import (
     read_text_file,
     shown,
 )
-from gpuplan.strategy import OFFLOAD, RECOMPUTE, Strategy
+from gpuplan.strategy import OFFLOAD, RECOMPUTE, SCHEDULES, Strategy
 from gpuplan.units import parse_bandwidth, parse_bytes, parse_duration, parse_tokens
 from gpuplan.workload.job import QUANTIZERS, LoraConfig, MoEOptions, TrainingJob
 from gpuplan.workload.model import ModelSpec
@@ -105,6 +105,7 @@ STRATEGY_KEYS = (
     "offload",
     "flash_attention",
     "sequence_parallel",
+    "schedule",
 )
 LORA_KEYS = ("rank", "alpha", "targets", "dropout", "double_quant", "quantizer")
 
@@ -342,6 +343,7 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
         offload=_choice(strategy_data, "offload", "strategy.", OFFLOAD),
         flash_attention=_boolean(strategy_data, "flash_attention", "strategy.", True),
         sequence_parallel=_boolean(strategy_data, "sequence_parallel", "strategy.", True),
+        schedule=_choice(strategy_data, "schedule", "strategy.", SCHEDULES),
     )
     framework, framework_parts = parse_framework(data.get("framework", "auto"))
     job = TrainingJob(

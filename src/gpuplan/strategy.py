@@ -27,6 +27,11 @@ from gpuplan.workload.job import TrainingJob
 RECOMPUTE = ("none", "selective", "full")
 OFFLOAD = ("none", "optimizer", "optimizer+params")
 ZERO_STAGES = (0, 1, 2, 3)
+SCHEDULES = ("1f1b", "dualpipe")
+"""Pipeline schedules: 1F1B, interleaved when ``vpp > 1`` (Narayanan et al. 2021), or
+DeepSeek's DualPipe, which feeds micro-batches from both ends of the pipeline and runs one
+micro-batch's forward under another's backward (DeepSeek-V3 report, section 3.2.1;
+deepseek-ai/DualPipe). DualPipe is estimate-only: the plan search schedules 1F1B."""
 
 IntArray = npt.NDArray[np.int64]
 
@@ -58,6 +63,7 @@ class Strategy:
     offload: str = "none"
     flash_attention: bool = True
     sequence_parallel: bool = True
+    schedule: str = "1f1b"
 
     def resolved(self, job: TrainingJob, cluster: Cluster) -> Strategy:
         """Fill ``dp`` from the GPU count and check every rule; raise StrategyError naming the field."""
@@ -78,6 +84,7 @@ class Strategy:
             ("recompute", self.recompute, RECOMPUTE),
             ("offload", self.offload, OFFLOAD),
             ("zero", self.zero, ZERO_STAGES),
+            ("schedule", self.schedule, SCHEDULES),
         ):
             if value not in accepted:
                 raise StrategyError.of(
@@ -127,6 +134,8 @@ class Strategy:
         for name, holds in rules.items():
             if not bool(holds):
                 raise self._rule_error(name, job, dp, cluster)
+        if self.schedule == "dualpipe":
+            self._check_dualpipe(job, dp)
         return Strategy(**{**{f.name: getattr(self, f.name) for f in fields(self)}, "dp": dp})
 
     def _rule_error(self, rule: str, job: TrainingJob, dp: int, cluster: Cluster) -> StrategyError:
@@ -153,6 +162,25 @@ class Strategy:
             "batch": {"samples": dp * self.micro_batch, "global_batch": job.global_batch},
         }
         return StrategyError.of(f"error.strategy_{rule}", **values[rule])
+
+    def _check_dualpipe(self, job: TrainingJob, dp: int) -> None:
+        """DualPipe's own rules (``deepseek-ai/DualPipe`` ``DualPipe.step``: ``num_ranks % 2 ==
+        0``, ``num_chunks % 2 == 0 and num_chunks >= num_ranks * 2``): an even ``pp`` of at
+        least 2, no interleaving, and an even number of micro-batches, at least ``2 pp``."""
+        micro_batches = job.global_batch // (dp * self.micro_batch)
+        if (
+            self.pp < 2
+            or self.pp % 2
+            or self.vpp != 1
+            or micro_batches % 2
+            or micro_batches < 2 * self.pp
+        ):
+            raise StrategyError.of(
+                "error.strategy_dualpipe",
+                pp=self.pp,
+                vpp=self.vpp,
+                micro_batches=micro_batches,
+            )
 
     @property
     def expert_tensor_parallel(self) -> int:
@@ -185,6 +213,7 @@ class Strategy:
             sequence_parallel=np.asarray(self.sequence_parallel and self.tp > 1),
             etp=np.asarray(self.expert_tensor_parallel),
             shard=np.asarray(self.shard_ranks),
+            dualpipe=np.asarray(self.schedule == "dualpipe"),
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -197,8 +226,9 @@ class Strategy:
 @dataclass(frozen=True)
 class Layout:
     """Parallel layouts as integer arrays of one shape; codes index RECOMPUTE and OFFLOAD;
-    ``etp`` is the expert tensor parallel size (``tp`` in every searched layout) and ``shard``
-    the ranks ZeRO shards the model states over (``dp * cp`` in every searched layout)."""
+    ``etp`` is the expert tensor parallel size (``tp`` in every searched layout), ``shard``
+    the ranks ZeRO shards the model states over (``dp * cp`` in every searched layout) and
+    ``dualpipe`` whether the pipeline runs DeepSeek's DualPipe (never in a searched layout)."""
 
     dp: IntArray
     tp: IntArray
@@ -214,6 +244,7 @@ class Layout:
     sequence_parallel: npt.NDArray[np.bool_]
     etp: IntArray
     shard: IntArray
+    dualpipe: npt.NDArray[np.bool_]
 
 
 def parallel_rules(

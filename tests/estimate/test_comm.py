@@ -189,6 +189,7 @@ def test_parallel_groups_follow_megatron_rank_order():
         sequence_parallel=np.array([True]),
         etp=np.array([2]),
         shard=np.array([4]),
+        dualpipe=np.array([False]),
     )
     groups = parallel_groups(layout)
     expected = {

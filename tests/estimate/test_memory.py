@@ -48,6 +48,7 @@ def _layout(
         sequence_parallel=np.asarray(sequence_parallel),
         recompute=np.asarray(RECOMPUTE.index(recompute)),
         offload=np.asarray(0),
+        dualpipe=np.asarray(False),
         **{key: np.asarray(value) for key, value in values.items()},
     )
 

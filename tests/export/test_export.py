@@ -388,3 +388,9 @@ def test_skypilot_names_the_region_and_shape_only_where_the_cloud_has_them(scena
                                        "region": "global", "instance_type": ""}}  # fmt: skip
     resources = yaml.safe_load(export_plan(lambda_plan, scenario, "skypilot").text)["resources"]
     assert resources["cloud"] == "lambda" and "region" not in resources
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_dualpipe_estimate_has_no_launch_config(scenario, fmt):
+    with pytest.raises(ExportError, match=r"^plan\.strategy\.schedule: dualpipe"):
+        export_plan(_plan(vpp=1, schedule="dualpipe"), scenario, fmt)

@@ -115,3 +115,12 @@ def test_a_shard_group_is_estimate_only():
     with pytest.raises(InputError, match=r"^strategy\.shard_group: 8 is estimate-only"):
         PlanRequest(parse_scenario({**scenario, "strategy": {"shard_group": 8}}))
     PlanRequest(parse_scenario(scenario))
+
+
+def test_the_dualpipe_schedule_is_estimate_only():
+    from gpuplan.errors import InputError
+    from gpuplan.search.request import PlanRequest
+
+    scenario = {"model": "llama-3.1-8b", "hardware": {"gpu": "h100", "count": 16}}
+    with pytest.raises(InputError, match=r"^strategy\.schedule: dualpipe is estimate-only"):
+        PlanRequest(parse_scenario({**scenario, "strategy": {"schedule": "dualpipe"}}))

@@ -170,6 +170,8 @@ class ValidationRow:
             "flash_attention": self.flash_attention,
         }
         strategy = {k: v for k, v in strategy.items() if v is not None}
+        if "dualpipe" in detail:
+            strategy["schedule"] = "dualpipe"
         if strategy:
             scenario["strategy"] = strategy
         return scenario

@@ -1,7 +1,9 @@
 """Per-GPU memory of a training job, part by part, for the most loaded rank.
 
 The most loaded rank is the first pipeline stage (embedding, the most micro-batches in
-flight) or the last (output head, logits and loss), whichever holds more. Parts, in bytes:
+flight) or the last (output head, logits and loss), whichever holds more; under DualPipe the
+first rank holds both (stages ``0`` and ``pp - 1``: twice a stage's parameters, ``pp + 1``
+micro-batches in flight and the logits, deepseek-ai/DualPipe README). Parts, in bytes:
 
 - ``weights``, ``gradients``, ``optimizer`` (fp32 master copy plus optimizer states): bytes per
   parameter from the precision, optimizer and framework profile (``frameworks.py``), divided
@@ -522,6 +524,7 @@ def optimizer_step_bytes(
         & (table["accumulation"][framework_codes] > 0)
     )
     best: dict[str, FloatArray] = {}
+    both: dict[str, FloatArray] = {}
     for last_stage in (False, True):
         if stage_states is not None and not accumulates:
             states = dict(stage_states[int(last_stage)])
@@ -534,15 +537,16 @@ def optimizer_step_bytes(
         temporaries = np.where(layout.offload >= 1, 0.0, trained * temporaries_per_param)
         states["optimizer"] = np.asarray(states["optimizer"] + temporaries, dtype=float)
         if not best:
-            best = states
+            best, both = states, dict(states)
             continue
         larger = sum(states.values()) > sum(best.values())
         best = {name: np.where(larger, states[name], best[name]) for name in best}
-    return best
+        both = {name: both[name] + states[name] for name in both}
+    return {name: np.where(layout.dualpipe, both[name], best[name]) for name in best}
 
 
 MODEL_STATE_FIELDS = (
-    "zero", "dp", "cp", "tp", "pp", "ep", "etp", "shard", "offload", "micro_batches",
+    "zero", "dp", "cp", "tp", "pp", "ep", "etp", "shard", "offload", "micro_batches", "dualpipe",
 )  # fmt: skip
 """The layout fields :func:`model_state_bytes` and :func:`optimizer_step_bytes` read (of
 ``micro_batches`` only whether it exceeds one)."""
@@ -1008,13 +1012,15 @@ def korthikanti_activation_bytes(
 
 
 def micro_batches_in_flight(layout: Layout) -> FloatArray:
-    """Activations the first stage holds at its peak, in micro-batches: 1 without a pipeline,
-    ``min(pp, m)`` under 1F1B, times ``1 + (pp - 1)/(pp * vpp)`` interleaved (Korthikanti et
-    al. 2022, section 4.2.3; Narayanan et al. 2021, section 2.2)."""
+    """Activations the first stage holds at its peak, in micro-batches of one stage's layers: 1
+    without a pipeline, ``min(pp, m)`` under 1F1B, times ``1 + (pp - 1)/(pp * vpp)`` interleaved
+    (Korthikanti et al. 2022, section 4.2.3; Narayanan et al. 2021, section 2.2), ``pp + 1``
+    under DualPipe (deepseek-ai/DualPipe README, "Activation: PP+1")."""
     pp, m = layout.pp.astype(float), layout.micro_batches.astype(float)
     in_flight = np.minimum(pp, np.maximum(m, 1.0))
     interleave = np.where(layout.vpp > 1, 1.0 + (pp - 1.0) / (pp * layout.vpp), 1.0)
-    return np.asarray(np.where(layout.pp > 1, in_flight * interleave, 1.0), dtype=float)
+    in_flight = np.where(layout.dualpipe, pp + 1.0, in_flight * interleave)
+    return np.asarray(np.where(layout.pp > 1, in_flight, 1.0), dtype=float)
 
 
 def logits_bytes(
@@ -1121,11 +1127,13 @@ def estimate_memory(
     first_total = sum(first_states.values()) + first_activations
     last_total = sum(last_states.values()) + last_activations + logits
     last_is_peak = (layout.pp == 1) | (last_total >= first_total)
+    dualpipe = layout.dualpipe & (layout.pp > 1)
     parts: dict[str, FloatArray] = {}
     for name in ("weights", "gradients", "optimizer"):
         parts[name] = np.where(last_is_peak, last_states[name], first_states[name])
-    parts["activations"] = np.where(last_is_peak, last_activations, first_activations)
-    parts["logits"] = np.where(last_is_peak, logits, 0.0)
+        parts[name] = np.where(dualpipe, first_states[name] + last_states[name], parts[name])
+    parts["activations"] = np.where(last_is_peak & ~dualpipe, last_activations, first_activations)
+    parts["logits"] = np.where(last_is_peak | dualpipe, logits, 0.0)
     parts["buffers"] = buffers
 
     transient = gradients_are_transient(layout, codes, profiles)

@@ -199,6 +199,7 @@ def layout_terms(job: TrainingJob, layout: Layout) -> LayoutTerms:
         1.0 + (forward_passes - 1.0) / 3.0
     )
     activation_bytes = tokens * model.hidden_size * BF16
+    forward_share = np.where(layout.recompute == RECOMPUTE_FULL, 0.25, 1.0 / 3.0)
     return LayoutTerms(
         codes=codes,
         tp=tp,
@@ -222,14 +223,16 @@ def layout_terms(job: TrainingJob, layout: Layout) -> LayoutTerms:
         tp_collectives=np.where(layout.recompute == RECOMPUTE_FULL, 6.0, 4.0),
         kv_bytes=tokens * 2 * model.kv_width * BF16 / tp,
         send_bytes=activation_bytes / np.where(layout.sequence_parallel, tp, 1.0),
-        overlapped_sends=(profile_values(codes, "overlaps_pipeline_sends", profiles) > 0)
-        & (layout.vpp > 1),
+        overlapped_sends=(
+            (profile_values(codes, "overlaps_pipeline_sends", profiles) > 0) & (layout.vpp > 1)
+        )
+        | layout.dualpipe,
         stage_params=stage_trained_params(job, layout),
         shard=layout.shard.astype(float),
         reduce_bytes_per_param=profile_values(codes, "gradient_reduce_bytes", profiles),
-        forward_share=np.where(layout.recompute == RECOMPUTE_FULL, 0.25, 1.0 / 3.0),
+        forward_share=forward_share,
         micro_batches=layout.micro_batches.astype(float),
-        bubble_micro_batches=np.where(layout.pp > 1, (pp - 1.0) / vpp, 0.0),
+        bubble_micro_batches=bubble_micro_batches(layout, forward_share),
         overlaps_parameter_gather=profile_values(codes, "overlaps_parameter_gather", profiles) > 0,
         syncs_by_broadcast=profile_values(codes, "syncs_by_broadcast", profiles) > 0,
         moe_layers=layers_on_stage * (model.num_moe_layers / model.num_layers),
@@ -253,13 +256,32 @@ def per_op_recompute_flops_per_token(model: ModelSpec) -> float:
     return 2.0 * model.num_layers * recomputed
 
 
+def bubble_micro_batches(layout: Layout, forward_share: FloatArray) -> FloatArray:
+    """The pipeline bubble in micro-batches of one stage's compute ``t = F + B``: 1F1B's
+    ``(pp - 1)``, interleaved ``(pp - 1) / vpp`` (Narayanan et al. 2021, section 2.2); DualPipe's
+    ``(pp/2 - 1)(F&B + B - 3W)`` (DeepSeek-V3 report, Table 2; deepseek-ai/DualPipe README)
+    with the two overlapped chunks ``F&B = t``, the full backward ``B = (1 - f) t`` and the
+    weight-gradient backward ``W = f t``, as many GEMM FLOPs as the forward ``F = f t``:
+    ``(pp/2 - 1)(2 - 4 f)``: with 16 stages and ``f = 1/3``, 4.7 micro-batches against 1F1B's
+    15."""
+    pp, vpp = layout.pp.astype(float), layout.vpp.astype(float)
+    one_f_one_b = (pp - 1.0) / vpp
+    dualpipe = (pp / 2.0 - 1.0) * (2.0 - 4.0 * forward_share)
+    return np.asarray(
+        np.where(layout.pp > 1, np.where(layout.dualpipe, dualpipe, one_f_one_b), 0.0),
+        dtype=float,
+    )
+
+
 def stage_trained_params(job: TrainingJob, layout: Layout) -> FloatArray:
-    """Trained parameters on one rank of a pipeline stage: what its gradients hold."""
+    """Trained parameters on one rank of a pipeline stage: what its gradients hold (twice a
+    stage's under DualPipe, whose ranks each hold two stages, ``i`` and ``pp - 1 - i``)."""
     model = job.model
     layer_share = np.ceil(model.num_layers / layout.pp) / model.num_layers
+    stages_held = np.where(layout.dualpipe, 2.0, 1.0)
     if job.is_adapter:
         adapters = model.num_layers * lora_params_per_layer(model, job.lora.rank, job.lora.targets)
-        return np.asarray(adapters * layer_share / layout.tp, dtype=float)
+        return np.asarray(adapters * layer_share / layout.tp * stages_held, dtype=float)
     breakdown = model.parameter_breakdown()
     dense = (breakdown["attention"] + breakdown["mlp"] + breakdown["norms"]) / layout.tp
     experts = breakdown["experts"] / (layout.tp * layout.ep)
@@ -268,4 +290,4 @@ def stage_trained_params(job: TrainingJob, layout: Layout) -> FloatArray:
     if job.method == "freeze":
         assert job.trainable_layers is not None
         trained = trained * job.trainable_layers / model.num_layers
-    return np.asarray(trained, dtype=float)
+    return np.asarray(trained * stages_held, dtype=float)

@@ -107,6 +107,9 @@ def read_layout(plan: Mapping[str, Any], scenario: Scenario) -> ExportLayout:
     gpu = load_gpu(str(plan["gpu"]))
     count = int(plan.get("count") or (scenario.cluster.count if scenario.cluster else 1))
     strategy: Mapping[str, Any] = plan["strategy"]
+    schedule = str(strategy.get("schedule", "1f1b"))
+    if schedule != "1f1b":
+        raise ExportError.of("error.export_schedule", value=schedule)
     tp = _integer(strategy, "tp", 1)
     pp = _integer(strategy, "pp", 1)
     cp = _integer(strategy, "cp", 1)

@@ -67,7 +67,8 @@ def hybrid_shard_group(strategy: Mapping[str, Any]) -> int | None:
 
 def layout_text(strategy: Mapping[str, Any], lang: str = "en") -> str:
     """``tp2 dp4 zero1 mb1 selective recompute (megatron)``, recompute and offload in ``lang``;
-    ``shard8`` after the ZeRO stage where it shards over fewer than the ``dp * cp`` ranks."""
+    ``shard8`` after the ZeRO stage where it shards over fewer than the ``dp * cp`` ranks, and
+    the pipeline schedule where it is not 1F1B (``pp16 dp128 dualpipe zero1``)."""
     from gpuplan.terms import term
 
     parts = [
@@ -76,6 +77,8 @@ def layout_text(strategy: Mapping[str, Any], lang: str = "en") -> str:
     parts.append(f"dp{strategy.get('dp', 1)}")
     if strategy.get("vpp", 1) > 1:
         parts.append(f"vpp{strategy['vpp']}")
+    if strategy.get("schedule", "1f1b") != "1f1b":
+        parts.append(str(strategy["schedule"]))
     parts.append(f"zero{strategy.get('zero', 0)}")
     if (shard_group := hybrid_shard_group(strategy)) is not None:
         parts.append(f"shard{shard_group}")

@@ -27,7 +27,8 @@ Warning = str | NoticeResult
 @dataclass(frozen=True)
 class StrategyResult:
     """The parallel layout: degrees, ZeRO stage and the ranks it shards over (``shard_group``:
-    ``dp * cp`` unless sharding is hybrid), micro-batch per GPU, recompute and offload."""
+    ``dp * cp`` unless sharding is hybrid), micro-batch per GPU, recompute and offload, and the
+    pipeline ``schedule`` (``1f1b``, interleaved when ``vpp > 1``, or ``dualpipe``)."""
 
     dp: int
     tp: int
@@ -43,6 +44,7 @@ class StrategyResult:
     offload: str
     flash_attention: bool
     sequence_parallel: bool
+    schedule: str
     framework: str
 
 

@@ -151,6 +151,7 @@ def enumerate_layouts(
         sequence_parallel=(tp > 1) & scenario.strategy.sequence_parallel,
         etp=tp,
         shard=dp * cp,
+        dualpipe=np.zeros(dp.shape, dtype=bool),
     )
     return Candidates(grid["count"][keep], layout)
 

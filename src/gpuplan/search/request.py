@@ -86,3 +86,5 @@ class PlanRequest:
             raise PlanError.of("error.plan_etp", etp=strategy.etp)
         if "shard_group" in given and strategy.shard_group:
             raise PlanError.of("error.plan_shard_group", value=strategy.shard_group)
+        if strategy.schedule != "1f1b":
+            raise PlanError.of("error.plan_schedule", value=strategy.schedule)
