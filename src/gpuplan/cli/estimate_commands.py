@@ -190,6 +190,10 @@ def show_memory(result: dict[str, Any]) -> None:
     keys = ["dp", "tp", "pp", "cp", "ep", "zero", "micro_batch", "recompute"]
     if hybrid_shard_group(strategy) is not None:
         keys.insert(keys.index("zero") + 1, "shard_group")
+    if strategy.get("vpp", 1) > 1:
+        keys.insert(keys.index("pp") + 1, "vpp")
+    if strategy.get("schedule", "1f1b") != "1f1b":
+        keys.insert(keys.index("pp") + 1, "schedule")
     layout = ", ".join(f"{key}={strategy[key]}" for key in keys if key in strategy)
     heading = translate(
         "memory.title", model=result["model"]["name"], count=hardware["count"], gpu=hardware["gpu"]
