@@ -542,6 +542,8 @@ def optimizer_step_bytes(
         larger = sum(states.values()) > sum(best.values())
         best = {name: np.where(larger, states[name], best[name]) for name in best}
         both = {name: both[name] + states[name] for name in both}
+    if not np.any(layout.dualpipe):
+        return best
     return {name: np.where(layout.dualpipe, both[name], best[name]) for name in best}
 
 
@@ -1127,13 +1129,16 @@ def estimate_memory(
     first_total = sum(first_states.values()) + first_activations
     last_total = sum(last_states.values()) + last_activations + logits
     last_is_peak = (layout.pp == 1) | (last_total >= first_total)
-    dualpipe = layout.dualpipe & (layout.pp > 1)
     parts: dict[str, FloatArray] = {}
     for name in ("weights", "gradients", "optimizer"):
         parts[name] = np.where(last_is_peak, last_states[name], first_states[name])
-        parts[name] = np.where(dualpipe, first_states[name] + last_states[name], parts[name])
-    parts["activations"] = np.where(last_is_peak & ~dualpipe, last_activations, first_activations)
-    parts["logits"] = np.where(last_is_peak | dualpipe, logits, 0.0)
+    parts["activations"] = np.where(last_is_peak, last_activations, first_activations)
+    parts["logits"] = np.where(last_is_peak, logits, 0.0)
+    if np.any(dualpipe := layout.dualpipe & (layout.pp > 1)):
+        for name in ("weights", "gradients", "optimizer"):
+            parts[name] = np.where(dualpipe, first_states[name] + last_states[name], parts[name])
+        parts["activations"] = np.where(dualpipe, first_activations, parts["activations"])
+        parts["logits"] = np.where(dualpipe, logits, parts["logits"])
     parts["buffers"] = buffers
 
     transient = gradients_are_transient(layout, codes, profiles)

@@ -22,7 +22,12 @@ from gpuplan.estimate.flops import (
     RECOMPUTE_SELECTIVE,
     training_flops_per_token,
 )
-from gpuplan.estimate.frameworks import job_profiles, profile_values, resolve_framework_codes
+from gpuplan.estimate.frameworks import (
+    FRAMEWORK_CODES,
+    job_profiles,
+    profile_values,
+    resolve_framework_codes,
+)
 from gpuplan.estimate.kernels import (
     EAGER_KERNELS_PER_LAYER,
     FUSED_KERNELS_PER_LAYER,
@@ -183,18 +188,23 @@ def layout_terms(job: TrainingJob, layout: Layout) -> LayoutTerms:
         + hardware_parts["adapters"]
     )
 
-    fused = (profile_values(codes, "fused_kernels", profiles) > 0) | job.compile | job.fused_kernels
+    every_code = np.arange(len(FRAMEWORK_CODES))
+    fused_by_code = (profile_values(every_code, "fused_kernels", profiles) > 0) | (
+        job.compile or job.fused_kernels
+    )
+    fused = fused_by_code[codes]
     forward_traffic, backward_traffic = layer_traffic_bytes_per_token(
         model, fused, tp, layout.sequence_parallel
     )
     forward_passes = np.where(layout.recompute == RECOMPUTE_FULL, 2.0, 1.0)
-    loss_traffic = loss_traffic_bytes_per_token(
+    loss_by_code = loss_traffic_bytes_per_token(
         model,
-        fused,
-        tp,
-        profile_values(codes, "megatron_vocab_parallel_loss", profiles) > 0,
+        fused_by_code,
+        1.0,
+        profile_values(every_code, "megatron_vocab_parallel_loss", profiles) > 0,
         job.fused_loss,
     )
+    loss_traffic = loss_by_code[codes] / tp
     kernels = np.where(fused, FUSED_KERNELS_PER_LAYER, EAGER_KERNELS_PER_LAYER) * (
         1.0 + (forward_passes - 1.0) / 3.0
     )
@@ -267,10 +277,9 @@ def bubble_micro_batches(layout: Layout, forward_share: FloatArray) -> FloatArra
     pp, vpp = layout.pp.astype(float), layout.vpp.astype(float)
     one_f_one_b = (pp - 1.0) / vpp
     dualpipe = (pp / 2.0 - 1.0) * (2.0 - 4.0 * forward_share)
-    return np.asarray(
-        np.where(layout.pp > 1, np.where(layout.dualpipe, dualpipe, one_f_one_b), 0.0),
-        dtype=float,
-    )
+    if np.any(layout.dualpipe):
+        one_f_one_b = np.where(layout.dualpipe, dualpipe, one_f_one_b)
+    return np.asarray(np.where(layout.pp > 1, one_f_one_b, 0.0), dtype=float)
 
 
 def stage_trained_params(job: TrainingJob, layout: Layout) -> FloatArray:
@@ -278,7 +287,7 @@ def stage_trained_params(job: TrainingJob, layout: Layout) -> FloatArray:
     stage's under DualPipe, whose ranks each hold two stages, ``i`` and ``pp - 1 - i``)."""
     model = job.model
     layer_share = np.ceil(model.num_layers / layout.pp) / model.num_layers
-    stages_held = np.where(layout.dualpipe, 2.0, 1.0)
+    stages_held = np.where(layout.dualpipe, 2.0, 1.0) if np.any(layout.dualpipe) else 1.0
     if job.is_adapter:
         adapters = model.num_layers * lora_params_per_layer(model, job.lora.rank, job.lora.targets)
         return np.asarray(adapters * layer_share / layout.tp * stages_held, dtype=float)

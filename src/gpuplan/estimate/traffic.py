@@ -130,18 +130,15 @@ def loss_traffic_bytes_per_token(
     ``fused_loss`` (the job names a fused loss) moves the fused bytes; else Megatron's
     ``vocab_parallel`` loss its eager ops' bytes whatever else the stack fuses; else the fused
     or the eager bytes as the stack's kernels are."""
-    per_logit = np.where(
-        fused_loss,
-        FUSED_LOSS_BYTES_PER_LOGIT,
-        np.where(
-            np.asarray(vocab_parallel, dtype=bool),
-            VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT,
-            np.where(
-                np.asarray(fused, dtype=bool),
-                FUSED_LOSS_BYTES_PER_LOGIT,
-                EAGER_LOSS_BYTES_PER_LOGIT,
-            ),
-        ),
+    stack = np.where(
+        np.asarray(fused, dtype=bool), FUSED_LOSS_BYTES_PER_LOGIT, EAGER_LOSS_BYTES_PER_LOGIT
+    )
+    per_logit = (
+        np.full_like(stack, FUSED_LOSS_BYTES_PER_LOGIT)
+        if fused_loss
+        else np.where(
+            np.asarray(vocab_parallel, dtype=bool), VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT, stack
+        )
     )
     return np.asarray(per_logit * model.vocab_size / np.asarray(tp, dtype=float), dtype=float)
 
