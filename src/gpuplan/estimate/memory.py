@@ -507,7 +507,8 @@ def optimizer_step_bytes(
     profiles: Sequence[FrameworkProfile],
     stage_states: tuple[dict[str, FloatArray], dict[str, FloatArray]] | None = None,
 ) -> dict[str, FloatArray]:
-    """Model states of the more loaded pipeline stage at the optimizer step: weights, the
+    """Model states of the more loaded pipeline stage (of both, on a DualPipe rank, which holds
+    the first and the last) at the optimizer step: weights, the
     gradients as the step reads them (FSDP's accumulation already reduce-scattered), and the
     optimizer states plus the temporaries the step allocates (``frameworks.OptimizerPart``
     ``step_temporaries``), sharded like the states; none on the GPU when offloaded.
@@ -523,8 +524,7 @@ def optimizer_step_bytes(
         & (layout.micro_batches > 1)
         & (table["accumulation"][framework_codes] > 0)
     )
-    best: dict[str, FloatArray] = {}
-    both: dict[str, FloatArray] = {}
+    stages: list[dict[str, FloatArray]] = []
     for last_stage in (False, True):
         if stage_states is not None and not accumulates:
             states = dict(stage_states[int(last_stage)])
@@ -536,15 +536,13 @@ def optimizer_step_bytes(
         trained = split.trained_dense / ranks + split.trained_experts / expert_ranks
         temporaries = np.where(layout.offload >= 1, 0.0, trained * temporaries_per_param)
         states["optimizer"] = np.asarray(states["optimizer"] + temporaries, dtype=float)
-        if not best:
-            best, both = states, dict(states)
-            continue
-        larger = sum(states.values()) > sum(best.values())
-        best = {name: np.where(larger, states[name], best[name]) for name in best}
-        both = {name: both[name] + states[name] for name in both}
+        stages.append(states)
+    first, last = stages
+    larger = sum(last.values()) > sum(first.values())
+    best = {name: np.where(larger, last[name], first[name]) for name in first}
     if not np.any(layout.dualpipe):
         return best
-    return {name: np.where(layout.dualpipe, both[name], best[name]) for name in best}
+    return {name: np.where(layout.dualpipe, first[name] + last[name], best[name]) for name in best}
 
 
 MODEL_STATE_FIELDS = (
