@@ -96,3 +96,20 @@ def test_a_scenario_can_name_its_attention_kernel():
     assert cudnn["attention"] < 0.8 * flash
     with pytest.raises(InputError, match="attention_kernel"):
         gpuplan.estimate({**base, "attention_kernel": "flash9"})
+
+
+def test_flash_attention_2_runs_a_head_at_the_next_kernel_it_has():
+    """``flash_api.cpp`` rounds the head to a multiple of 32 (256 above 192): a head of 112 costs
+    the 128 kernel's time, so it reaches 112/128 of that kernel's FLOP rate."""
+    from gpuplan.estimate.kernels import flash2_kernel_head_dim
+
+    assert [flash2_kernel_head_dim(d) for d in (64, 80, 96, 112, 128, 160, 200)] == [
+        64, 96, 96, 128, 128, 160, 256,
+    ]  # fmt: skip
+    at_128 = attention_share_of_peak("Hopper", "flash2", 4096, 128)
+    assert attention_share_of_peak("Hopper", "flash2", 4096, 112) == pytest.approx(
+        at_128 * 112 / 128
+    )
+    assert attention_share_of_peak("Hopper", "eager", 4096, 112) > attention_share_of_peak(
+        "Hopper", "eager", 4096, 64
+    )

@@ -184,6 +184,16 @@ def _per_length(table: tuple[float, ...], seq_len: float) -> float:
     return float(np.interp(np.log(max(seq_len, 1.0)), np.log(SEQUENCE_LENGTHS), table))
 
 
+def flash2_kernel_head_dim(head_dim: int) -> int:
+    """The head dimension FlashAttention-2's kernel runs at: rounded up to a multiple of 32, 256
+    above 192 (``csrc/flash_attn/flash_api.cpp``: ``head_size_rounded = head_size <= 192 ?
+    round_multiple(head_size, 32) : 256``; the kernels are instantiated for those dimensions
+    only). A head of 80 runs the 96 kernel, one of 112 the 128 kernel, doing the padded work."""
+    if head_dim > 192:
+        return 256
+    return -(-head_dim // 32) * 32
+
+
 def _per_head_dim(tables: dict[int, tuple[float, ...]], head_dim: int, seq_len: float) -> float:
     low, high = _per_length(tables[64], seq_len), _per_length(tables[128], seq_len)
     weight = min(max((head_dim - 64) / 64, 0.0), 1.0)
@@ -196,7 +206,9 @@ def attention_share_of_peak(architecture: str, kernel: str, seq_len: float, head
     run forward and backward: the measured TFLOP/s of ``kernel`` (``flash2``, ``cudnn`` or
     ``eager``) at ``seq_len`` (interpolated in ``log`` length, held at the ends) and head
     dimension (interpolated between 64 and 128, held outside), over the measured GPU's peak.
-    ``cudnn`` is measured on Hopper only; elsewhere it takes ``flash2``'s figure."""
+    FlashAttention-2 runs a head at :func:`flash2_kernel_head_dim` and does the padded work, so
+    its rate there counts ``head_dim / padded`` of it as FLOPs. ``cudnn`` is measured on Hopper
+    only; elsewhere it takes ``flash2``'s figure."""
     gpu = MEASURED_GPU_OF_ARCHITECTURE.get(architecture, "h100")
     if kernel == "cudnn" and gpu == "h100":
         forward = _per_head_dim(CUDNN_FORWARD_TFLOPS, head_dim, seq_len)
@@ -205,9 +217,17 @@ def attention_share_of_peak(architecture: str, kernel: str, seq_len: float, head
             {d: ATTENTION_TFLOPS[("flash2", gpu, d)] for d in (64, 128)}, head_dim, seq_len
         )
         tflops = forward * flash_both / flash_forward
-    else:
-        name = "eager" if kernel == "eager" else "flash2"
+    elif kernel == "eager":
         tflops = _per_head_dim(
-            {d: ATTENTION_TFLOPS[(name, gpu, d)] for d in (64, 128)}, head_dim, seq_len
+            {d: ATTENTION_TFLOPS[("eager", gpu, d)] for d in (64, 128)}, head_dim, seq_len
+        )
+    else:
+        padded = flash2_kernel_head_dim(head_dim)
+        tflops = (
+            _per_head_dim(
+                {d: ATTENTION_TFLOPS[("flash2", gpu, d)] for d in (64, 128)}, padded, seq_len
+            )
+            * head_dim
+            / padded
         )
     return tflops * 1e12 / PEAK_OF_MEASURED_GPU[gpu] * OUR_ATTENTION_FLOPS_PER_BENCHMARK_FLOP
