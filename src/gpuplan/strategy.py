@@ -134,9 +134,10 @@ class Strategy:
         for name, holds in rules.items():
             if not bool(holds):
                 raise self._rule_error(name, job, dp, cluster)
-        if self.schedule == "dualpipe":
-            self._check_dualpipe(job, dp)
-        return Strategy(**{**{f.name: getattr(self, f.name) for f in fields(self)}, "dp": dp})
+        resolved = Strategy(**{**{f.name: getattr(self, f.name) for f in fields(self)}, "dp": dp})
+        if resolved.schedule == "dualpipe":
+            resolved._check_dualpipe(job)
+        return resolved
 
     def _rule_error(self, rule: str, job: TrainingJob, dp: int, cluster: Cluster) -> StrategyError:
         model = job.model
@@ -163,11 +164,11 @@ class Strategy:
         }
         return StrategyError.of(f"error.strategy_{rule}", **values[rule])
 
-    def _check_dualpipe(self, job: TrainingJob, dp: int) -> None:
+    def _check_dualpipe(self, job: TrainingJob) -> None:
         """DualPipe's own rules (``deepseek-ai/DualPipe`` ``DualPipe.step``: ``num_ranks % 2 ==
         0``, ``num_chunks % 2 == 0 and num_chunks >= num_ranks * 2``): an even ``pp`` of at
         least 2, no interleaving, and an even number of micro-batches, at least ``2 pp``."""
-        micro_batches = job.global_batch // (dp * self.micro_batch)
+        micro_batches = self.micro_batches(job)
         if (
             self.pp < 2
             or self.pp % 2

@@ -217,17 +217,14 @@ def attention_share_of_peak(architecture: str, kernel: str, seq_len: float, head
             {d: ATTENTION_TFLOPS[("flash2", gpu, d)] for d in (64, 128)}, head_dim, seq_len
         )
         tflops = forward * flash_both / flash_forward
-    elif kernel == "eager":
-        tflops = _per_head_dim(
-            {d: ATTENTION_TFLOPS[("eager", gpu, d)] for d in (64, 128)}, head_dim, seq_len
-        )
     else:
-        padded = flash2_kernel_head_dim(head_dim)
+        name = "eager" if kernel == "eager" else "flash2"
+        kernel_dim = head_dim if name == "eager" else flash2_kernel_head_dim(head_dim)
         tflops = (
             _per_head_dim(
-                {d: ATTENTION_TFLOPS[("flash2", gpu, d)] for d in (64, 128)}, padded, seq_len
+                {d: ATTENTION_TFLOPS[(name, gpu, d)] for d in (64, 128)}, kernel_dim, seq_len
             )
             * head_dim
-            / padded
+            / kernel_dim
         )
     return tflops * 1e12 / PEAK_OF_MEASURED_GPU[gpu] * OUR_ATTENTION_FLOPS_PER_BENCHMARK_FLOP
