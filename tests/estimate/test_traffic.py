@@ -96,3 +96,48 @@ def test_the_megatron_profile_runs_the_vocab_parallel_loss_and_internevo_a_fused
     assert PRESETS["megatron"].megatron_vocab_parallel_loss
     assert not PRESETS["internevo"].megatron_vocab_parallel_loss
     assert not PRESETS["fsdp"].megatron_vocab_parallel_loss
+
+
+def test_optimizer_step_bytes_follow_the_implementation_and_the_dtypes():
+    """A fused AdamW over an fp32 master (Megatron-LM) moves 2 x 4 (master) + 2 x 4 (fp32
+    gradient) + 2 x 8 (moments) + 2 (the bf16 compute copy) = 34 bytes per parameter;
+    ``torch.optim.AdamW``'s foreach step over bf16 weights, gradients and moments 4 x 2 + 6 x 2
+    + 7 x 4 = 48; the same over fp32 (FSDP's fp32 shard) 96, with no compute copy, since FSDP
+    casts while gathering."""
+    from gpuplan.estimate.frameworks import resolve_profile
+    from gpuplan.estimate.traffic import optimizer_step_bytes_per_param
+    from gpuplan.workload.job import TrainingJob
+
+    model = load_model("llama-3.1-8b")
+
+    def step_bytes(framework: str, precision: str = "bf16") -> float:
+        job = TrainingJob(model, framework=framework, precision=precision, global_batch=8)
+        return optimizer_step_bytes_per_param(job, resolve_profile(framework, job))
+
+    assert step_bytes("megatron") == pytest.approx(34.0)
+    assert step_bytes("hf", "bf16-pure") == pytest.approx(48.0)
+    assert step_bytes("fsdp") == pytest.approx(96.0)
+    assert step_bytes("hf", "bf16") > step_bytes("hf", "bf16-pure") > step_bytes("megatron")
+
+
+def test_the_optimizer_term_of_a_step_is_its_bytes_at_the_hbm_rate():
+    """Over bf16 weights, gradients and moments a fused step moves 2 x 2 + 2 x 2 + 2 x 4 = 16
+    bytes per parameter and the foreach step 48: three times as long."""
+    from gpuplan.api import estimate
+    from gpuplan.scenario import parse_scenario
+
+    def optimizer_seconds(framework: str) -> float:
+        scenario = parse_scenario(
+            {
+                "model": "llama-3.2-1b",
+                "hardware": {"gpu": "h100-sxm-80gb", "count": 1},
+                "precision": "bf16-pure",
+                "framework": framework,
+                "global_batch": 8,
+                "micro_batch": 8,
+                "seq_len": 2048,
+            }
+        )
+        return float(estimate(scenario)["throughput"]["breakdown"]["optimizer"])
+
+    assert optimizer_seconds("hf") == pytest.approx(optimizer_seconds("megatron") * 48 / 16)

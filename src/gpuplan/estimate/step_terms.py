@@ -34,7 +34,11 @@ from gpuplan.estimate.kernels import (
     KERNEL_GAP_SECONDS,
 )
 from gpuplan.estimate.memory import BF16, lora_params_per_layer
-from gpuplan.estimate.traffic import layer_traffic_bytes_per_token, loss_traffic_bytes_per_token
+from gpuplan.estimate.traffic import (
+    layer_traffic_bytes_per_token,
+    loss_traffic_bytes_per_token,
+    optimizer_step_bytes_per_param,
+)
 from gpuplan.strategy import Layout
 from gpuplan.workload.job import TrainingJob
 from gpuplan.workload.model import ModelSpec
@@ -77,6 +81,7 @@ class LayoutTerms:
     stage_params: FloatArray
     shard: FloatArray
     reduce_bytes_per_param: FloatArray
+    optimizer_bytes_per_param: FloatArray
     forward_share: FloatArray
     micro_batches: FloatArray
     bubble_micro_batches: FloatArray
@@ -240,6 +245,9 @@ def layout_terms(job: TrainingJob, layout: Layout) -> LayoutTerms:
         stage_params=stage_trained_params(job, layout),
         shard=layout.shard.astype(float),
         reduce_bytes_per_param=profile_values(codes, "gradient_reduce_bytes", profiles),
+        optimizer_bytes_per_param=np.array(
+            [optimizer_step_bytes_per_param(job, profile) for profile in profiles]
+        )[codes],
         forward_share=forward_share,
         micro_batches=layout.micro_batches.astype(float),
         bubble_micro_batches=bubble_micro_batches(layout, forward_share),

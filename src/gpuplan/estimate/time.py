@@ -375,7 +375,7 @@ def estimate_step_time(
         + np.where(layout.zero >= 1, parameter_gather, 0.0),
     )
 
-    optimizer = _optimizer_seconds(job, cluster, layout, stage_params, shard, bandwidth)
+    optimizer = _optimizer_seconds(cluster, layout, terms, bandwidth)
 
     breakdown = {
         "matmul": micro_batches * matmul,
@@ -497,20 +497,17 @@ def qlora_dequantization_seconds(job: TrainingJob, layout: Layout, bandwidth: fl
 
 
 def _optimizer_seconds(
-    job: TrainingJob,
     cluster: Cluster | ClusterRows,
     layout: Layout,
-    stage_params: FloatArray,
-    shard: FloatArray,
+    terms: LayoutTerms,
     bandwidth: float,
 ) -> FloatArray:
-    """The optimizer step, memory-bound: AdamW reads and writes the fp32 master, both moments and
-    the gradient and writes the bf16 weights (about 30 bytes per parameter under mixed
-    precision) over the rank's shard. Offloaded, the shard's gradients go to the host and its
+    """The optimizer step, memory-bound: the bytes it moves per parameter of the rank's shard
+    (``traffic.optimizer_step_bytes_per_param``: foreach or fused, in the stack's dtypes) at
+    the achievable HBM bandwidth. Offloaded, the shard's gradients go to the host and its
     weights come back over PCIe, and the host updates ``HOST_OPTIMIZER_PARAMS_PER_SECOND``."""
-    local = stage_params / np.where(layout.zero >= 1, shard, 1.0)
-    bytes_per_param = 30.0 if job.mixed_precision else 16.0
-    on_gpu = local * bytes_per_param / bandwidth
+    local = terms.stage_params / np.where(layout.zero >= 1, terms.shard, 1.0)
+    on_gpu = local * terms.optimizer_bytes_per_param / bandwidth
     pcie = PCIE_X16_BANDWIDTH[cluster.gpu.pcie_generation]
     offloaded = local * (4.0 + BF16) / pcie + local / HOST_OPTIMIZER_PARAMS_PER_SECOND
     return np.asarray(np.where(layout.offload >= 1, offloaded, on_gpu), dtype=float)

@@ -51,7 +51,9 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from gpuplan.estimate.memory import BF16
+from gpuplan.estimate.frameworks import DTYPE_BYTES, FrameworkProfile
+from gpuplan.estimate.memory import BF16, optimizer_state_bytes_per_param
+from gpuplan.workload.job import TrainingJob
 from gpuplan.workload.model import ModelSpec
 
 FloatArray = npt.NDArray[np.float64]
@@ -185,3 +187,52 @@ def fp8_cast_bytes_per_token(model: ModelSpec, recipe: str, tp: npt.ArrayLike) -
     elements = linear_input_elements_per_token(model) / np.asarray(tp, dtype=float)
     per_cast = FP8_CAST_BYTES + FP8_SCALE_BYTES_PER_ELEMENT[recipe]
     return np.asarray(FP8_CASTS_PER_LINEAR[recipe] * per_cast * elements, dtype=float)
+
+
+FOREACH_STEP_ACCESSES = {"updated": 4.0, "gradient": 6.0, "state": 7.0}
+"""Element reads and writes of ``torch.optim.AdamW``'s default ``foreach`` step (PyTorch 2.1-2.6
+``torch/optim/adamw.py`` ``_multi_tensor_adamw``), one kernel per line:
+
+- ``_foreach_mul_(params, 1 - lr * wd)``: the updated tensor ``p`` read and written;
+- ``_foreach_lerp_(exp_avgs, grads)``: ``m`` read and written, ``g`` read;
+- ``_foreach_mul_(exp_avg_sqs, beta2)`` then ``_foreach_addcmul_(exp_avg_sqs, grads, grads)``:
+  ``v`` read and written twice, ``g`` read twice;
+- ``_foreach_sqrt(exp_avg_sqs)``, ``_foreach_div_``, ``_foreach_add_(eps)``: ``v`` read, a
+  ``v``-sized temporary written, then read and written twice;
+- ``_foreach_addcdiv_(params, exp_avgs, temporary)``: ``p`` read and written, ``m`` and the
+  temporary read;
+
+so 4 of ``p``, 3 of ``g``, and 3 of ``m``, 5 of ``v`` and 6 of the temporary: 14 element
+accesses per state element pair, 7 per byte of the two moments. Gradient clipping before the
+step (``torch.nn.utils.clip_grad_norm_``'s ``foreach`` path: the norms read every gradient,
+``_foreach_mul_`` by the clip coefficient reads and writes them) adds 3 of ``g``."""
+
+FUSED_STEP_ACCESSES = {"updated": 2.0, "gradient": 2.0, "state": 2.0}
+"""A fused AdamW kernel (Apex/Transformer Engine ``FusedAdam`` in Megatron-LM, DeepSpeed's
+``FusedAdam``, ``torch.optim.AdamW(fused=True)``) reads ``p``, ``g``, ``m`` and ``v`` and writes
+``p``, ``m`` and ``v`` once, and the fused gradient-norm kernel (``multi_tensor_l2norm``) reads
+``g`` once more: 2 of ``p``, 2 of ``g``, 2 per byte of the moments."""
+
+
+def optimizer_step_bytes_per_param(job: TrainingJob, profile: FrameworkProfile) -> float:
+    """HBM bytes the optimizer step moves per trained parameter under ``profile``: the foreach
+    or fused access counts (:data:`FOREACH_STEP_ACCESSES` when the profile's step allocates a
+    temporary, ``OptimizerPart.step_temporaries``, else :data:`FUSED_STEP_ACCESSES`) in the
+    dtype of the tensor the optimizer updates, of the gradient it reads and of its states
+    (``memory.optimizer_state_bytes_per_param``: the AdamW counts scaled to the optimizer's
+    state bytes), plus the compute copy a persistent master writes (Megatron-LM, DeepSpeed:
+    bf16 weights from the fp32 master). Under mixed precision with a fused step:
+    ``2*4 + 2*4 + 2*8 + 2 = 34`` bytes; a foreach step over bf16 weights and states:
+    ``4*2 + 6*2 + 7*4 = 48``."""
+    accesses = FOREACH_STEP_ACCESSES if profile.optimizer.step_temporaries else FUSED_STEP_ACCESSES
+    weights = profile.weights
+    updated = DTYPE_BYTES[weights.optimizer_dtype]
+    gradient = DTYPE_BYTES[profile.resolved_dtype(profile.gradients.dtype)]
+    writes_compute_copy = weights.master_weights != "none" and weights.residency == "persistent"
+    compute_copy = DTYPE_BYTES[weights.param_dtype] if writes_compute_copy else 0.0
+    return (
+        accesses["updated"] * updated
+        + accesses["gradient"] * gradient
+        + accesses["state"] * optimizer_state_bytes_per_param(job, profile)
+        + compute_copy
+    )
