@@ -47,6 +47,18 @@ def test_fp8_recipes_that_scale_along_an_axis_cast_both_ways():
     assert mx > rowwise
 
 
+def test_full_recompute_casts_the_forward_inputs_again():
+    from gpuplan.estimate.traffic import fp8_cast_bytes_per_token
+
+    model = load_model("llama-3.1-8b")
+    once = float(fp8_cast_bytes_per_token(model, "tensorwise", 1))
+    twice = float(fp8_cast_bytes_per_token(model, "tensorwise", 1, 2.0))
+    assert twice == pytest.approx(once * 4 / 3)
+    assert float(fp8_cast_bytes_per_token(model, "mx", 1, 2.0)) == pytest.approx(
+        float(fp8_cast_bytes_per_token(model, "mx", 1)) * 6 / 4
+    )
+
+
 def test_routed_experts_quantize_one_copy_of_the_token_each():
     from gpuplan.estimate.traffic import linear_input_elements_per_token
 

@@ -256,7 +256,11 @@ def estimate_step_time(
     if dtype == "fp8":
         memory_bound = (
             memory_bound
-            + (tokens * layers_on_stage * fp8_cast_bytes_per_token(model, job.fp8_recipe, tp))
+            + tokens
+            * layers_on_stage
+            * fp8_cast_bytes_per_token(
+                model, job.fp8_recipe, tp, np.where(layout.recompute == RECOMPUTE_FULL, 2.0, 1.0)
+            )
             / bandwidth
         )
     if job.method == "qlora":

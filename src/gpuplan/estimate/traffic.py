@@ -145,13 +145,20 @@ def loss_traffic_bytes_per_token(
     return np.asarray(per_logit * model.vocab_size / np.asarray(tp, dtype=float), dtype=float)
 
 
-FP8_CASTS_PER_LINEAR = {"tensorwise": 3.0, "rowwise": 4.0, "mx": 4.0, "blockwise": 4.0}
-"""Activation-side casts per linear layer and micro-batch. Per-tensor scaling casts the input in
-the forward pass and the output gradient and the input again in the backward pass (Transformer
-Engine delayed scaling, torchao ``tensorwise``). Scaling along one axis (torchao ``rowwise``,
-MXFP8 blocks of 32, DeepSeek-V3's 1 x 128 tiles) needs the input and the output gradient
-quantized along both axes, since the weight-gradient GEMM reduces over the other one (DeepSeek-V3
-report, section 3.3; OCP Microscaling spec v1.0): four casts."""
+FP8_CASTS_PER_LINEAR = {
+    "tensorwise": (1.0, 2.0),
+    "rowwise": (2.0, 2.0),
+    "mx": (2.0, 2.0),
+    "blockwise": (2.0, 2.0),
+}
+"""Activation-side casts per linear layer and micro-batch, (forward, backward). Per-tensor scaling
+casts the input in the forward pass and the output gradient and the input again in the backward
+pass (Transformer Engine delayed scaling, torchao ``tensorwise``). Scaling along one axis (torchao
+``rowwise``, MXFP8 blocks of 32, DeepSeek-V3's 1 x 128 tiles) needs the input and the output
+gradient quantized along both axes, since the weight-gradient GEMM reduces over the other one
+(DeepSeek-V3 report, section 3.3; OCP Microscaling spec v1.0): the input both ways in the forward
+pass, the output gradient both ways in the backward pass. Full recompute runs the forward casts
+again."""
 
 FP8_SCALE_BYTES_PER_ELEMENT = {
     "tensorwise": 0.0,
@@ -180,13 +187,17 @@ def linear_input_elements_per_token(model: ModelSpec) -> float:
     return attention + routed_inputs + shared_inputs + routed_width(model)
 
 
-def fp8_cast_bytes_per_token(model: ModelSpec, recipe: str, tp: npt.ArrayLike) -> FloatArray:
+def fp8_cast_bytes_per_token(
+    model: ModelSpec, recipe: str, tp: npt.ArrayLike, forward_passes: npt.ArrayLike = 1.0
+) -> FloatArray:
     """HBM bytes of one layer's fp8 activation casts per token on one rank: the linear inputs
     (:func:`linear_input_elements_per_token`), split by TP, cast :data:`FP8_CASTS_PER_LINEAR`
-    times."""
+    times, the forward casts once per forward pass (two under full recompute)."""
     elements = linear_input_elements_per_token(model) / np.asarray(tp, dtype=float)
     per_cast = FP8_CAST_BYTES + FP8_SCALE_BYTES_PER_ELEMENT[recipe]
-    return np.asarray(FP8_CASTS_PER_LINEAR[recipe] * per_cast * elements, dtype=float)
+    forward, backward = FP8_CASTS_PER_LINEAR[recipe]
+    casts = forward * np.asarray(forward_passes, dtype=float) + backward
+    return np.asarray(casts * per_cast * elements, dtype=float)
 
 
 FOREACH_STEP_ACCESSES = {"updated": 4.0, "gradient": 6.0, "state": 7.0}
