@@ -115,21 +115,25 @@ def test_optimizer_step_bytes_follow_the_implementation_and_the_dtypes():
     gradient) + 2 x 8 (moments) + 2 (the bf16 compute copy) = 34 bytes per parameter;
     ``torch.optim.AdamW``'s foreach step over bf16 weights, gradients and moments 4 x 2 + 6 x 2
     + 7 x 4 = 48; the same over fp32 (FSDP's fp32 shard) 96, with no compute copy, since FSDP
-    casts while gathering."""
+    casts while gathering; bitsandbytes' fused 8-bit step 2 x 2 + 2 x 2 + 2 x 2."""
     from gpuplan.estimate.frameworks import resolve_profile
     from gpuplan.estimate.traffic import optimizer_step_bytes_per_param
     from gpuplan.workload.job import TrainingJob
 
     model = load_model("llama-3.1-8b")
 
-    def step_bytes(framework: str, precision: str = "bf16") -> float:
-        job = TrainingJob(model, framework=framework, precision=precision, global_batch=8)
+    def step_bytes(framework: str, precision: str = "bf16", optimizer: str = "adamw") -> float:
+        job = TrainingJob(
+            model, framework=framework, precision=precision, optimizer=optimizer, global_batch=8
+        )
         return optimizer_step_bytes_per_param(job, resolve_profile(framework, job))
 
     assert step_bytes("megatron") == pytest.approx(34.0)
     assert step_bytes("hf", "bf16-pure") == pytest.approx(48.0)
     assert step_bytes("fsdp") == pytest.approx(96.0)
     assert step_bytes("hf", "bf16") > step_bytes("hf", "bf16-pure") > step_bytes("megatron")
+    # bitsandbytes' 8-bit AdamW updates in one fused pass over 1-byte moments
+    assert step_bytes("hf", "bf16-pure", "adamw-8bit") == pytest.approx(4 + 4 + 2 * 2, rel=0.01)
 
 
 def test_the_optimizer_term_of_a_step_is_its_bytes_at_the_hbm_rate():

@@ -213,29 +213,31 @@ FOREACH_STEP_ACCESSES = {"updated": 4.0, "gradient": 6.0, "state": 7.0}
 - ``_foreach_addcdiv_(params, exp_avgs, temporary)``: ``p`` read and written, ``m`` and the
   temporary read;
 
-so 4 of ``p``, 3 of ``g``, and 3 of ``m``, 5 of ``v`` and 6 of the temporary: 14 element
-accesses per state element pair, 7 per byte of the two moments. Gradient clipping before the
-step (``torch.nn.utils.clip_grad_norm_``'s ``foreach`` path: the norms read every gradient,
+so 4 of ``p``, 3 of ``g``, and 3 of ``m``, 5 of ``v`` and 6 of the temporary: 14 accesses of
+a state-sized element, 7 times the bytes of the two moments. Gradient clipping before the step
+(``torch.nn.utils.clip_grad_norm_``'s ``foreach`` path: the norms read every gradient,
 ``_foreach_mul_`` by the clip coefficient reads and writes them) adds 3 of ``g``."""
 
 FUSED_STEP_ACCESSES = {"updated": 2.0, "gradient": 2.0, "state": 2.0}
 """A fused AdamW kernel (Apex/Transformer Engine ``FusedAdam`` in Megatron-LM, DeepSpeed's
 ``FusedAdam``, ``torch.optim.AdamW(fused=True)``) reads ``p``, ``g``, ``m`` and ``v`` and writes
 ``p``, ``m`` and ``v`` once, and the fused gradient-norm kernel (``multi_tensor_l2norm``) reads
-``g`` once more: 2 of ``p``, 2 of ``g``, 2 per byte of the moments."""
+``g`` once more: 2 of ``p``, 2 of ``g``, twice the bytes of the moments. bitsandbytes' 8-bit
+AdamW is such a kernel too (``optimizer_update_8bit_blockwise``); SGD and Adafactor take the
+one-pass count as their floor."""
 
 
 def optimizer_step_bytes_per_param(job: TrainingJob, profile: FrameworkProfile) -> float:
     """HBM bytes the optimizer step moves per trained parameter under ``profile``: the foreach
-    or fused access counts (:data:`FOREACH_STEP_ACCESSES` when the profile's step allocates a
-    temporary, ``OptimizerPart.step_temporaries``, else :data:`FUSED_STEP_ACCESSES`) in the
-    dtype of the tensor the optimizer updates, of the gradient it reads and of its states
-    (``memory.optimizer_state_bytes_per_param``: the AdamW counts scaled to the optimizer's
-    state bytes), plus the compute copy a persistent master writes (Megatron-LM, DeepSpeed:
-    bf16 weights from the fp32 master). Under mixed precision with a fused step:
-    ``2*4 + 2*4 + 2*8 + 2 = 34`` bytes; a foreach step over bf16 weights and states:
-    ``4*2 + 6*2 + 7*4 = 48``."""
-    accesses = FOREACH_STEP_ACCESSES if profile.optimizer.step_temporaries else FUSED_STEP_ACCESSES
+    or fused access counts (:data:`FOREACH_STEP_ACCESSES` for AdamW where the profile's step
+    allocates a temporary, ``OptimizerPart.step_temporaries``, else
+    :data:`FUSED_STEP_ACCESSES`) in the dtype of the tensor the optimizer updates, of the
+    gradient it reads and of its states (``memory.optimizer_state_bytes_per_param``), plus the
+    compute copy a persistent master writes (Megatron-LM, DeepSpeed: bf16 weights from the fp32
+    master). Under mixed precision with a fused step: ``2*4 + 2*4 + 2*8 + 2 = 34`` bytes; a
+    foreach step over bf16 weights and states: ``4*2 + 6*2 + 7*4 = 48``."""
+    foreach = job.optimizer == "adamw" and profile.optimizer.step_temporaries > 0
+    accesses = FOREACH_STEP_ACCESSES if foreach else FUSED_STEP_ACCESSES
     weights = profile.weights
     updated = DTYPE_BYTES[weights.optimizer_dtype]
     gradient = DTYPE_BYTES[profile.resolved_dtype(profile.gradients.dtype)]
