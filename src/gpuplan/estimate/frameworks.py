@@ -217,7 +217,9 @@ class OptimizerPart:
     rank at once; torchtitan ``9dec370`` ``optimizer.py`` passes ``foreach=not fused`` with
     ``optimizer.fused`` off by default; litgpt and the Hugging Face Trainer's ``adamw_torch``
     take the default), 0 for the fused multi-tensor kernels of Megatron-LM and DeepSpeed
-    (Apex / Transformer Engine ``FusedAdam``, DeepSpeed ``FusedAdam``), which update in place."""
+    (Apex / Transformer Engine ``FusedAdam``, DeepSpeed ``FusedAdam``), which update in place.
+    The same choice sets what the step moves through HBM
+    (``traffic.optimizer_step_bytes_per_param``)."""
 
     states: str = "param"
     step_temporaries: int = 0
