@@ -3,7 +3,7 @@ give the step times of computing them for the layouts at hand, bit for bit."""
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, replace
 
 import numpy as np
 import pytest
@@ -123,3 +123,22 @@ def test_a_placed_group_times_each_collective_as_collective_seconds():
     alone = PlacedGroup.of(np.ones(3, dtype=np.int64), np.ones(3, dtype=np.int64), cluster)
     assert alone.placement is None
     assert alone.collective_seconds("all_reduce", 1e9).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_per_op_checkpointing_gathers_the_layer_inputs_again():
+    """Four tensor-parallel all-reduces a layer, six under full recompute; torchtitan's per-op
+    selective checkpointing saves reduce-scatter outputs but not all-gathers, so its backward
+    gathers the two inputs again: five, under sequence parallelism."""
+    from gpuplan.strategy import Strategy
+
+    scenario = parse_scenario({"tokens": "1B", **JOBS["70b full"]})
+
+    def collectives(framework: str, recompute: str) -> float:
+        job = replace(scenario.job, framework=framework)
+        layout = Strategy(dp=8, tp=8, zero=3, micro_batch=1, recompute=recompute).layout(job)
+        return float(layout_terms(job, layout).tp_collectives)
+
+    assert collectives("megatron", "selective") == 4.0
+    assert collectives("torchtitan", "selective") == 5.0
+    assert collectives("torchtitan", "full") == 6.0
+    assert collectives("torchtitan", "none") == 4.0

@@ -235,7 +235,7 @@ def layout_terms(job: TrainingJob, layout: Layout) -> LayoutTerms:
         gaps=layers_on_stage * kernels * KERNEL_GAP_SECONDS,
         groups={name: group for name, group in parallel_groups(layout).items() if name in GROUPS},
         activation_bytes=activation_bytes,
-        tp_collectives=np.where(layout.recompute == RECOMPUTE_FULL, 6.0, 4.0),
+        tp_collectives=tensor_parallel_collectives(layout, per_op_policy),
         kv_bytes=tokens * 2 * model.kv_width * BF16 / tp,
         send_bytes=activation_bytes / np.where(layout.sequence_parallel, tp, 1.0),
         overlapped_sends=(
@@ -256,6 +256,23 @@ def layout_terms(job: TrainingJob, layout: Layout) -> LayoutTerms:
         moe_layers=layers_on_stage * (model.num_moe_layers / model.num_layers),
         model_flops=flops.model,
         hardware_flops=flops.hardware,
+    )
+
+
+def tensor_parallel_collectives(layout: Layout, per_op_policy: npt.NDArray[np.bool_]) -> FloatArray:
+    """Tensor-parallel all-reduces (or all-gather + reduce-scatter pairs under sequence
+    parallelism, the same bytes) per layer and micro-batch: two in the forward pass and two in
+    the backward (Megatron's ``f``/``g`` pairs; Korthikanti et al. 2022, section 4.2.2); six
+    with full recompute, whose forward runs again. torchtitan's per-op selective checkpointing
+    saves the reduce-scatter outputs but not the all-gathers (``_op_sac_save_list`` in
+    ``torchtitan/models/llama3/infra/parallelize.py`` lists ``reduce_scatter_tensor``, no
+    all-gather), so its backward gathers the attention and MLP inputs again to recompute their
+    matmuls: one all-reduce's bytes more, five; without sequence parallelism the replicated
+    outputs are all-reduced again, six."""
+    per_op = np.where(layout.sequence_parallel, 5.0, 6.0)
+    return np.asarray(
+        np.where(layout.recompute == RECOMPUTE_FULL, 6.0, np.where(per_op_policy, per_op, 4.0)),
+        dtype=float,
     )
 
 

@@ -22,10 +22,11 @@ micro-batch of ``b * s / cp`` tokens costs:
 Communication (``comm.py``, on the cluster's own links: NVLink, PCIe with or without
 peer-to-peer, an RDMA network or TCP Ethernet): tensor parallel all-reduces (or all-gather +
 reduce-scatter under sequence parallelism, the same volume) four per layer and micro-batch, six
-with full recompute, exposed, or pipelined with their GEMMs under ``tp_comm_overlap``
-(:func:`tensor_parallel_overlap_exposed`); context-parallel K/V exchange hidden behind
-attention; expert all-to-alls four per MoE layer, exposed, with the dispatch's own
-deduplication and dtype (``moe.py``); pipeline sends at each stage boundary, exposed, except
+with full recompute, five under torchtitan's per-op checkpointing
+(``step_terms.tensor_parallel_collectives``), exposed, or pipelined with their GEMMs under
+``tp_comm_overlap`` (:func:`tensor_parallel_overlap_exposed`); context-parallel K/V exchange
+hidden behind attention; expert all-to-alls four per MoE layer, exposed, with the dispatch's
+own deduplication and dtype (``moe.py``); pipeline sends at each stage boundary, exposed, except
 under Megatron's interleaved schedule, which sends one model chunk's activations while the next
 chunk computes (``overlap_p2p_comm``), so only what outlasts a chunk's forward or backward
 shows. Data-parallel traffic hides only behind the compute it can overlap with, layer by layer
