@@ -70,6 +70,7 @@ class LayoutTerms:
     head_matmul_flops: FloatArray
     attention_core_flops: FloatArray
     memory_bound_bytes: FloatArray
+    forward_passes: FloatArray
     kernels: FloatArray
     gaps: FloatArray
     groups: dict[str, ParallelGroup]
@@ -231,6 +232,7 @@ def layout_terms(job: TrainingJob, layout: Layout) -> LayoutTerms:
             tokens * layers_on_stage * (forward_passes * forward_traffic + backward_traffic)
             + tokens * loss_traffic
         ),
+        forward_passes=forward_passes,
         kernels=kernels,
         gaps=layers_on_stage * kernels * KERNEL_GAP_SECONDS,
         groups={name: group for name, group in parallel_groups(layout).items() if name in GROUPS},

@@ -259,9 +259,7 @@ def estimate_step_time(
             memory_bound
             + tokens
             * layers_on_stage
-            * fp8_cast_bytes_per_token(
-                model, job.fp8_recipe, tp, np.where(layout.recompute == RECOMPUTE_FULL, 2.0, 1.0)
-            )
+            * fp8_cast_bytes_per_token(model, job.fp8_recipe, tp, terms.forward_passes)
             / bandwidth
         )
     if job.method == "qlora":
