@@ -396,6 +396,7 @@ PAIRED_FIELDS = {
 _LAYOUT_FIELDS = (
     "source", "model", "method", "seq_len", "gpu", "num_gpus", "precision", "compile", "tp",
     "pp", "cp", "ep", "vpp", "micro_batch", "recompute", "zero", "offload", "lora_rank",
+    "fused_loss",
 )  # fmt: skip
 
 
