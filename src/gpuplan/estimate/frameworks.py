@@ -353,6 +353,11 @@ class FrameworkProfile:
     overlaps_parameter_gather: bool = False
     overlaps_pipeline_sends: bool = False
     syncs_by_broadcast: bool = False
+    pipelines_summed_gradient_scatter: bool = False
+    """Under ``tp_comm_overlap``, whether the backward's reduce-scatter of a summed input
+    gradient is pipelined too: Transformer Engine's fused QKV and FC1 linears give one dgrad
+    GEMM, and its userbuffers overlap the reduce-scatter with the wgrad GEMM (Megatron-Core);
+    PyTorch's async TP leaves it exposed (``time.SUMMED_GRADIENT_SCATTERS``)."""
     version: str | None = None
 
     # flat views the vectorised formulas gather per layout (:func:`profile_values`)
@@ -479,6 +484,7 @@ PRESETS: dict[str, FrameworkProfile] = {
         fragmentation=0.05,
         overlaps_parameter_gather=True,
         overlaps_pipeline_sends=True,
+        pipelines_summed_gradient_scatter=True,
     ),
     "fsdp": FrameworkProfile(
         name="fsdp",

@@ -24,7 +24,9 @@ peer-to-peer, an RDMA network or TCP Ethernet): tensor parallel all-reduces (or 
 reduce-scatter under sequence parallelism, the same volume) four per layer and micro-batch, six
 with full recompute, five under torchtitan's per-op checkpointing
 (``step_terms.tensor_parallel_collectives``), exposed, or pipelined with their GEMMs under
-``tp_comm_overlap`` (:func:`tensor_parallel_overlap_exposed`); context-parallel K/V exchange
+``tp_comm_overlap`` (:func:`tensor_parallel_overlap_exposed`; PyTorch's async TP leaves the
+backward's reduce-scatters of summed input gradients whole, :data:`SUMMED_GRADIENT_SCATTERS`);
+context-parallel K/V exchange
 hidden behind attention; expert all-to-alls four per MoE layer, exposed, with the dispatch's
 own deduplication and dtype (``moe.py``); pipeline sends at each stage boundary, exposed, except
 under Megatron's interleaved schedule, which sends one model chunk's activations while the next
@@ -68,7 +70,7 @@ from gpuplan.estimate.efficiency import (
     matmul_ceiling,
 )
 from gpuplan.estimate.flops import RECOMPUTE_FULL, attention_head_widths
-from gpuplan.estimate.frameworks import job_profiles
+from gpuplan.estimate.frameworks import job_profiles, profile_values
 from gpuplan.estimate.kernels import (
     HBM_EFFICIENCY,
     HOST_LAUNCH_SECONDS,
@@ -279,10 +281,18 @@ def estimate_step_time(
     tp_collective = collective_seconds(
         "all_reduce", terms.activation_bytes, groups["tp"].size, groups["tp"].stride, cluster, links
     )
+    tensor_parallel = layers_on_stage * tp_collectives * tp_collective
     if job.tp_comm_overlap:
         paired_gemm = layer_matmul / np.maximum(layers_on_stage, 1.0) / tp_collectives
-        tp_collective = tensor_parallel_overlap_exposed(tp_collective, paired_gemm, tp)
-    tensor_parallel = layers_on_stage * tp_collectives * tp_collective
+        pipelined = tensor_parallel_overlap_exposed(tp_collective, paired_gemm, tp)
+        unpipelined = np.where(
+            profile_values(codes, "pipelines_summed_gradient_scatter", profiles) > 0,
+            0.0,
+            SUMMED_GRADIENT_SCATTERS,
+        )
+        tensor_parallel = layers_on_stage * (
+            (tp_collectives - unpipelined) * pipelined + unpipelined * tp_collective
+        )
     ring = (
         3.0
         * (cp - 1.0)
@@ -410,6 +420,18 @@ def estimate_step_time(
         breakdown={name: np.asarray(value, dtype=float) for name, value in breakdown.items()},
         matmul_dtype=dtype,
     )
+
+
+SUMMED_GRADIENT_SCATTERS = 1.0
+"""All-reduces' bytes per layer that PyTorch's async TP leaves exposed: the backward pass's two
+reduce-scatters of the attention and MLP input gradients (one all-reduce's bytes). Inductor's
+``micro_pipeline_tp`` pass fuses an all-gather into the matmuls that consume it and a matmul into
+the reduce-scatter it feeds (``fuse_all_gather_matmul``, ``fuse_matmul_reduce_scatter``), but
+only where the reduce-scatter's input is one matmul (``rs_input.target == aten.mm``): the input
+gradient of the separate ``wq``/``wk``/``wv`` (and ``w1``/``w3``) linears of torchtitan's and
+Hugging Face's models is the sum of three (two) matmuls, so its reduce-scatter runs whole.
+Transformer Engine's userbuffers overlap that reduce-scatter with the weight-gradient GEMM
+(``FrameworkProfile.pipelines_summed_gradient_scatter``)."""
 
 
 def tensor_parallel_overlap_exposed(
