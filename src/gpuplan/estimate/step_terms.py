@@ -88,6 +88,7 @@ class LayoutTerms:
     bubble_micro_batches: FloatArray
     overlaps_parameter_gather: npt.NDArray[np.bool_]
     syncs_by_broadcast: npt.NDArray[np.bool_]
+    pipelines_summed_gradient_scatter: npt.NDArray[np.bool_]
     moe_layers: FloatArray
     model_flops: FloatArray
     hardware_flops: FloatArray
@@ -97,7 +98,12 @@ GROUPS = ("tp", "cp", "dp", "dp_cp", "ep", "expert_dp", "pp")
 """The parallel groups of :func:`~gpuplan.estimate.comm.parallel_groups`, in that order; the
 hybrid-sharding groups follow from ``dp_cp`` and ``shard`` (:func:`~gpuplan.estimate.comm.
 hybrid_shard_groups`)."""
-FLAG_FIELDS = ("overlapped_sends", "overlaps_parameter_gather", "syncs_by_broadcast")
+FLAG_FIELDS = (
+    "overlapped_sends",
+    "overlaps_parameter_gather",
+    "syncs_by_broadcast",
+    "pipelines_summed_gradient_scatter",
+)
 FLOAT_FIELDS = tuple(
     field.name
     for field in fields(LayoutTerms)
@@ -255,6 +261,9 @@ def layout_terms(job: TrainingJob, layout: Layout) -> LayoutTerms:
         bubble_micro_batches=bubble_micro_batches(layout, forward_share),
         overlaps_parameter_gather=profile_values(codes, "overlaps_parameter_gather", profiles) > 0,
         syncs_by_broadcast=profile_values(codes, "syncs_by_broadcast", profiles) > 0,
+        pipelines_summed_gradient_scatter=(
+            profile_values(codes, "pipelines_summed_gradient_scatter", profiles) > 0
+        ),
         moe_layers=layers_on_stage * (model.num_moe_layers / model.num_layers),
         model_flops=flops.model,
         hardware_flops=flops.hardware,

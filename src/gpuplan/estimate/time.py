@@ -70,7 +70,7 @@ from gpuplan.estimate.efficiency import (
     matmul_ceiling,
 )
 from gpuplan.estimate.flops import RECOMPUTE_FULL, attention_head_widths
-from gpuplan.estimate.frameworks import job_profiles, profile_values
+from gpuplan.estimate.frameworks import job_profiles
 from gpuplan.estimate.kernels import (
     HBM_EFFICIENCY,
     HOST_LAUNCH_SECONDS,
@@ -286,9 +286,7 @@ def estimate_step_time(
         paired_gemm = layer_matmul / np.maximum(layers_on_stage, 1.0) / tp_collectives
         pipelined = tensor_parallel_overlap_exposed(tp_collective, paired_gemm, tp)
         unpipelined = np.where(
-            profile_values(codes, "pipelines_summed_gradient_scatter", profiles) > 0,
-            0.0,
-            SUMMED_GRADIENT_SCATTERS,
+            terms.pipelines_summed_gradient_scatter, 0.0, SUMMED_GRADIENT_SCATTERS
         )
         tensor_parallel = layers_on_stage * (
             (tp_collectives - unpipelined) * pipelined + unpipelined * tp_collective
