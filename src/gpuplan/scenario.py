@@ -361,7 +361,7 @@ def parse_scenario(source: Mapping[str, Any] | str | Path) -> Scenario:
         fused_loss=_boolean(data, "fused_loss", "", False),
         compile=_boolean(data, "compile", "", False),
         moe=_parse_moe(data.get("moe") or {}),
-        fp8_recipe=str(data.get("fp8_recipe", "tensorwise")),
+        fp8_recipe=str(data.get("fp8_recipe", "auto")),
         tp_comm_overlap=_boolean(data, "tp_comm_overlap", "", False),
         fused_kernels=_boolean(data, "fused_kernels", "", False),
         attention_kernel=str(data["attention_kernel"]) if data.get("attention_kernel") else None,

@@ -36,27 +36,62 @@ def test_fused_loss_moves_a_fifth_of_the_eager_bytes():
     assert eager > 5 * fused
 
 
-def test_fp8_recipes_that_scale_along_an_axis_cast_both_ways():
-    from gpuplan.estimate.traffic import fp8_cast_bytes_per_token
+def test_dynamic_scaling_reads_each_tensor_once_more_than_delayed_scaling():
+    from gpuplan.estimate.traffic import fp8_cast_bytes_per_layer
 
     model = load_model("llama-3.1-8b")
-    tensorwise = float(fp8_cast_bytes_per_token(model, "tensorwise", 1))
-    rowwise = float(fp8_cast_bytes_per_token(model, "rowwise", 1))
-    mx = float(fp8_cast_bytes_per_token(model, "mx", 1))
-    assert rowwise == pytest.approx(tensorwise * 4 / 3)
-    assert mx > rowwise
+    tokens = 8192.0
+    delayed = float(fp8_cast_bytes_per_layer(model, "delayed", tokens, 1))
+    tensorwise = float(fp8_cast_bytes_per_layer(model, "tensorwise", tokens, 1))
+    h, q, k, f = model.hidden_size, model.q_width, model.kv_width, model.intermediate_size
+    inputs = tokens * (2 * h + q + f)
+    gradients = tokens * (q + 2 * k + h + 2 * f + h)
+    weights = model.attention_params_per_layer() + model.mlp_params(f)
+    assert delayed == pytest.approx(4 * inputs + 4 * gradients + 4 * weights)
+    assert tensorwise == pytest.approx(6 * inputs + 6 * gradients + 8 * weights)
 
 
-def test_full_recompute_casts_the_forward_inputs_again():
-    from gpuplan.estimate.traffic import fp8_cast_bytes_per_token
+def test_fp8_recipes_that_scale_along_an_axis_move_more_than_per_tensor_scaling():
+    from gpuplan.estimate.traffic import fp8_cast_bytes_per_layer
 
     model = load_model("llama-3.1-8b")
-    once = float(fp8_cast_bytes_per_token(model, "tensorwise", 1))
-    twice = float(fp8_cast_bytes_per_token(model, "tensorwise", 1, 2.0))
-    assert twice == pytest.approx(once * 4 / 3)
-    assert float(fp8_cast_bytes_per_token(model, "mx", 1, 2.0)) == pytest.approx(
-        float(fp8_cast_bytes_per_token(model, "mx", 1)) * 6 / 4
-    )
+    moved = {
+        recipe: float(fp8_cast_bytes_per_layer(model, recipe, 8192.0, 1))
+        for recipe in ("delayed", "tensorwise", "rowwise", "mx")
+    }
+    assert moved["rowwise"] > moved["tensorwise"] > moved["mx"] > moved["delayed"]
+
+
+def test_transformer_engine_casts_the_weight_once_per_step():
+    from gpuplan.estimate.traffic import fp8_cast_bytes_per_layer
+
+    model = load_model("llama-3.1-8b")
+    weights = model.attention_params_per_layer() + model.mlp_params(model.intermediate_size)
+    for recipe, saved in (("delayed", 4 * weights * 3 / 4), ("tensorwise", 0.0)):
+        one = float(fp8_cast_bytes_per_layer(model, recipe, 4096.0, 1, micro_batches=1))
+        four = float(fp8_cast_bytes_per_layer(model, recipe, 4096.0, 1, micro_batches=4))
+        assert one - four == pytest.approx(saved)
+
+
+def test_full_recompute_casts_the_forward_operands_again():
+    from gpuplan.estimate.traffic import fp8_cast_bytes_per_layer
+
+    model = load_model("llama-3.1-8b")
+    h, q, f = model.hidden_size, model.q_width, model.intermediate_size
+    weights = model.attention_params_per_layer() + model.mlp_params(f)
+    once = float(fp8_cast_bytes_per_layer(model, "tensorwise", 2048.0, 1))
+    twice = float(fp8_cast_bytes_per_layer(model, "tensorwise", 2048.0, 1, forward_passes=2.0))
+    assert twice - once == pytest.approx(6 * 2048 * (2 * h + q + f) + 5 * weights)
+
+
+def test_expert_parallelism_splits_the_routed_expert_weights():
+    from gpuplan.estimate.traffic import linear_weight_elements_per_layer
+
+    moe = load_model("qwen3-30b-a3b")
+    alone = float(linear_weight_elements_per_layer(moe, 1))
+    split = float(linear_weight_elements_per_layer(moe, 8))
+    experts = moe.num_experts * moe.expert_params()
+    assert alone - split == pytest.approx(experts * 7 / 8)
 
 
 def test_routed_experts_quantize_one_copy_of_the_token_each():
@@ -75,11 +110,25 @@ def test_fp8_recipe_is_a_scenario_choice():
     from gpuplan.errors import InputError
 
     base = {"model": "llama-3.1-8b", "precision": "fp8", "hardware": {"gpu": "h100-sxm-80gb"}}
-    tensorwise = gpuplan.estimate(base)["throughput"]["breakdown"]["memory_bound"]
-    rowwise = gpuplan.estimate({**base, "fp8_recipe": "rowwise"})["throughput"]["breakdown"]
-    assert rowwise["memory_bound"] > tensorwise
+    tensorwise = gpuplan.estimate({**base, "fp8_recipe": "tensorwise"})["throughput"]
+    rowwise = gpuplan.estimate({**base, "fp8_recipe": "rowwise"})["throughput"]
+    assert rowwise["breakdown"]["memory_bound"] > tensorwise["breakdown"]["memory_bound"]
     with pytest.raises(InputError, match="fp8_recipe"):
         gpuplan.estimate({**base, "fp8_recipe": "delayed-ish"})
+
+
+def test_auto_fp8_recipe_is_the_stacks_own():
+    import gpuplan
+
+    base = {"model": "llama-3.1-8b", "precision": "fp8", "hardware": {"gpu": "h100-sxm-80gb"}}
+
+    def memory_bound(framework: str, recipe: str) -> float:
+        scenario = {**base, "framework": framework, "fp8_recipe": recipe}
+        return float(gpuplan.estimate(scenario)["throughput"]["breakdown"]["memory_bound"])
+
+    assert memory_bound("megatron", "auto") == memory_bound("megatron", "delayed")
+    assert memory_bound("torchtitan", "auto") == memory_bound("torchtitan", "tensorwise")
+    assert memory_bound("torchtitan", "auto") > memory_bound("torchtitan", "delayed")
 
 
 def test_fused_kernels_cut_the_memory_bound_time_of_an_eager_stack():

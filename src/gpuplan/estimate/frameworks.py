@@ -281,7 +281,12 @@ class KernelsPart:
     fused (``traffic.py``); ``softmax_bytes_per_score`` what the softmax keeps without flash
     attention, ``fuses_qkv_projection`` and ``rotates_by_concatenation`` litgpt's fused Q/K/V
     layer and its ``torch.cat`` rotation, ``runs_transformers_modeling`` whether the stack runs
-    the transformers modelling code (module docstring)."""
+    the transformers modelling code (module docstring); ``fp8_recipe`` the fp8 scaling the
+    stack's fp8 library applies when the job leaves ``fp8_recipe: auto``
+    (``traffic.FP8_CAST_BYTES``): ``delayed`` for Transformer Engine (Megatron-Core, NeMo, and
+    Accelerate's TE and MS-AMP backends behind Hugging Face and DeepSpeed, whose
+    ``FP8RecipeKwargs`` take an ``amax_history_len``), ``tensorwise`` for torchao's dynamic
+    scaling (torchtitan, FSDP2 stacks)."""
 
     norm: str = "eager"
     swiglu: str = "eager"
@@ -295,6 +300,7 @@ class KernelsPart:
     fuses_qkv_projection: bool = False
     rotates_by_concatenation: bool = False
     runs_transformers_modeling: bool = False
+    fp8_recipe: str = "tensorwise"
 
     @property
     def norm_input_bytes(self) -> float:
@@ -471,6 +477,7 @@ _MEGATRON_KERNELS = KernelsPart(
     tensor_parallel="megatron",
     fused=True,
     softmax_bytes_per_score=2.0,
+    fp8_recipe="delayed",
 )
 PRESETS: dict[str, FrameworkProfile] = {
     "megatron": FrameworkProfile(
@@ -503,7 +510,7 @@ PRESETS: dict[str, FrameworkProfile] = {
         weights=WeightsPart(),
         gradients=GradientsPart(dtype="bf16", reduce_dtype="bf16"),
         optimizer=OptimizerPart(),
-        kernels=replace(_EAGER, runs_transformers_modeling=True),
+        kernels=replace(_EAGER, runs_transformers_modeling=True, fp8_recipe="delayed"),
         buffers=BuffersPart(gradient_buckets="ipg", bucket_elements="hidden^2", bucket_count=2),
         offload=OffloadPart(staging_copy=True),
         fragmentation=0.08,
@@ -514,7 +521,11 @@ PRESETS: dict[str, FrameworkProfile] = {
         gradients=GradientsPart(dtype="param", reduce_dtype="param", persistent=False),
         optimizer=OptimizerPart(step_temporaries=1),
         kernels=replace(
-            _EAGER, norm="eager-fp32", fuses_qkv_projection=True, rotates_by_concatenation=True
+            _EAGER,
+            norm="eager-fp32",
+            fuses_qkv_projection=True,
+            rotates_by_concatenation=True,
+            fp8_recipe="delayed",
         ),
         buffers=BuffersPart(gradient_buckets="ddp"),
         offload=OffloadPart(staging_copy=True),
@@ -530,6 +541,7 @@ PRESETS: dict[str, FrameworkProfile] = {
             loss="vocab-parallel",
             tensor_parallel="megatron",
             softmax_bytes_per_score=2.0,
+            fp8_recipe="delayed",
         ),
         buffers=BuffersPart(),
         offload=OffloadPart(staging_copy=True),

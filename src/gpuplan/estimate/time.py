@@ -70,7 +70,7 @@ from gpuplan.estimate.efficiency import (
     matmul_ceiling,
 )
 from gpuplan.estimate.flops import RECOMPUTE_FULL, attention_head_widths
-from gpuplan.estimate.frameworks import job_profiles
+from gpuplan.estimate.frameworks import FrameworkProfile, job_profiles
 from gpuplan.estimate.kernels import (
     HBM_EFFICIENCY,
     HOST_LAUNCH_SECONDS,
@@ -82,7 +82,7 @@ from gpuplan.estimate.kernels import (
 from gpuplan.estimate.memory import BF16
 from gpuplan.estimate.moe import expert_dispatch_seconds, overlapped_dispatch_seconds
 from gpuplan.estimate.step_terms import LayoutTerms, layout_terms
-from gpuplan.estimate.traffic import fp8_cast_bytes_per_token
+from gpuplan.estimate.traffic import fp8_cast_bytes_per_layer
 from gpuplan.hardware.cluster import Cluster
 from gpuplan.hardware.topology import PCIE_X16_BANDWIDTH
 from gpuplan.strategy import Layout
@@ -258,11 +258,7 @@ def estimate_step_time(
     memory_bound = terms.memory_bound_bytes / bandwidth
     if dtype == "fp8":
         memory_bound = (
-            memory_bound
-            + tokens
-            * layers_on_stage
-            * fp8_cast_bytes_per_token(model, job.fp8_recipe, tp, terms.forward_passes)
-            / bandwidth
+            memory_bound + layers_on_stage * fp8_cast_bytes(job, terms, profiles) / bandwidth
         )
     if job.method == "qlora":
         memory_bound = memory_bound + qlora_dequantization_seconds(job, layout, bandwidth)
@@ -482,6 +478,33 @@ def zero3_exposed_seconds(
         + hidden_layers * np.maximum(layer_gather + layer_scatter - per_layer_backward, 0.0)
     )
     return np.asarray(exposed, dtype=float)
+
+
+def fp8_cast_bytes(
+    job: TrainingJob, terms: LayoutTerms, profiles: tuple[FrameworkProfile, ...]
+) -> FloatArray:
+    """HBM bytes of one layer's fp8 casts per micro-batch on a rank
+    (:func:`traffic.fp8_cast_bytes_per_layer`), under the job's recipe or, for ``auto``, the
+    recipe of each layout's stack (``KernelsPart.fp8_recipe``)."""
+    recipes = [
+        profile.kernels.fp8_recipe if job.fp8_recipe == "auto" else job.fp8_recipe
+        for profile in profiles
+    ]
+    by_recipe = {
+        recipe: fp8_cast_bytes_per_layer(
+            job.model,
+            recipe,
+            terms.tokens,
+            terms.tp,
+            terms.groups["ep"].size,
+            terms.forward_passes,
+            terms.micro_batches,
+        )
+        for recipe in set(recipes)
+    }
+    return np.asarray(
+        np.choose(terms.codes, [by_recipe[recipe] for recipe in recipes]), dtype=float
+    )
 
 
 def hbm_efficiency(measured: MachineMeasurements | None, gpu_id: str) -> float:

@@ -48,11 +48,13 @@ per step on the fp32 logits (``megatron/core/tensor_parallel/cross_entropy.py``,
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import numpy.typing as npt
 
 from gpuplan.estimate.frameworks import DTYPE_BYTES, FrameworkProfile
-from gpuplan.estimate.memory import BF16, optimizer_state_bytes_per_param
+from gpuplan.estimate.memory import optimizer_state_bytes_per_param
 from gpuplan.workload.job import TrainingJob
 from gpuplan.workload.model import ModelSpec
 
@@ -145,32 +147,68 @@ def loss_traffic_bytes_per_token(
     return np.asarray(per_logit * model.vocab_size / np.asarray(tp, dtype=float), dtype=float)
 
 
-FP8_CASTS_PER_LINEAR = {
-    "tensorwise": (1.0, 2.0),
-    "rowwise": (2.0, 2.0),
-    "mx": (2.0, 2.0),
-    "blockwise": (2.0, 2.0),
-}
-"""Activation-side casts per linear layer and micro-batch, (forward, backward). Per-tensor scaling
-casts the input in the forward pass and the output gradient and the input again in the backward
-pass (Transformer Engine delayed scaling, torchao ``tensorwise``). Scaling along one axis (torchao
-``rowwise``, MXFP8 blocks of 32, DeepSeek-V3's 1 x 128 tiles) needs the input and the output
-gradient quantized along both axes, since the weight-gradient GEMM reduces over the other one
-(DeepSeek-V3 report, section 3.3; OCP Microscaling spec v1.0): the input both ways in the forward
-pass, the output gradient both ways in the backward pass. Full recompute runs the forward casts
-again."""
+MX_SCALE_BYTES = 1.0 / 32.0
+"""MXFP8 writes an 8-bit exponent per block of 32 values (OCP Microscaling spec v1.0)."""
+TILE_SCALE_BYTES = 4.0 / 128.0
+"""DeepSeek-V3's tiles write an fp32 scale per 128 values (report, section 3.3)."""
 
-FP8_SCALE_BYTES_PER_ELEMENT = {
-    "tensorwise": 0.0,
-    "rowwise": 0.0,
-    "mx": 1.0 / 32.0,
-    "blockwise": 4.0 / 128.0,
-}
-"""Scale bytes written per quantized element: one per tensor or row is negligible; MXFP8 writes an
-8-bit exponent per 32 values, DeepSeek's tiles an fp32 scale per 128."""
 
-FP8_CAST_BYTES = BF16 + 1.0
-"""A cast reads a bf16 value and writes an fp8 one; the amax reduction rides on the same read."""
+@dataclass(frozen=True)
+class Fp8CastBytes:
+    """HBM bytes per element that one recipe's casts move for each operand of a linear layer,
+    per micro-batch, as ``(forward, backward)``: the input ``X`` (tokens x K), the output
+    gradient ``dY`` (tokens x N) and the weight ``W`` (K x N). Reads count 2 bytes per bf16
+    value, writes 1 per fp8 value plus the recipe's scales. ``weight_once_per_step`` marks a
+    stack that casts the weight on the first micro-batch and reuses it for the rest."""
+
+    input: tuple[float, float]
+    output_gradient: tuple[float, float]
+    weight: tuple[float, float]
+    weight_once_per_step: bool = False
+
+
+FP8_CAST_BYTES: dict[str, Fp8CastBytes] = {
+    "delayed": Fp8CastBytes(
+        input=(4.0, 0.0), output_gradient=(0.0, 4.0), weight=(4.0, 0.0), weight_once_per_step=True
+    ),
+    "tensorwise": Fp8CastBytes(input=(6.0, 0.0), output_gradient=(0.0, 6.0), weight=(5.0, 3.0)),
+    "rowwise": Fp8CastBytes(input=(8.0, 0.0), output_gradient=(0.0, 8.0), weight=(3.0, 7.0)),
+    "mx": Fp8CastBytes(
+        input=(6.0 + 2 * MX_SCALE_BYTES, 0.0),
+        output_gradient=(0.0, 6.0 + 2 * MX_SCALE_BYTES),
+        weight=(3.0 + MX_SCALE_BYTES, 3.0 + MX_SCALE_BYTES),
+    ),
+    "blockwise": Fp8CastBytes(
+        input=(6.0 + 2 * TILE_SCALE_BYTES, 0.0),
+        output_gradient=(0.0, 6.0 + 2 * TILE_SCALE_BYTES),
+        weight=(3.0 + TILE_SCALE_BYTES, 0.0),
+    ),
+}
+"""The cast kernels of each fp8 recipe, per operand (:class:`Fp8CastBytes`).
+
+- ``delayed``: per-tensor scales from an amax history (Transformer Engine ``DelayedScaling``,
+  the recipe of Megatron-Core and NeMo). The cast kernel records the amax as it reads, and
+  ``cast_transpose`` writes both layouts the forward and backward GEMMs need in one pass:
+  read 2, write 1 + 1. Megatron-Core passes ``is_first_microbatch``, so the fp8 weight and its
+  transpose are cast once per optimizer step and reused by every later micro-batch.
+- ``tensorwise``: per-tensor scales computed from the tensor being cast (torchao
+  ``Float8Linear``'s dynamic scaling, torchtitan's float8). The amax is a reduction over the
+  whole tensor that must finish before the cast starts, so it is a read of its own; torchao's
+  training roofline (``torchao/testing/training/roofline_utils.py``
+  ``get_tensor_memory_traffic_ovhd_s``, ``tensorwise``, without fusion into the previous op)
+  counts, for the input and the output gradient, the amax read (2) and one kernel that reads
+  the bf16 tensor and writes it in both layouts (2 + 1 + 1); for the weight, the amax read, a
+  forward cast (2 + 1) and a backward cast (2 + 1), every micro-batch.
+- ``rowwise``: scales along one axis (torchao ``rowwise``). The same roofline: the input and
+  the output gradient are cast along rows while a transposed bf16 copy is written (2 + 1 + 2),
+  then that copy is cast (2 + 1); the weight is cast forward (2 + 1), transposed (2 + 2) and
+  cast again backward (2 + 1).
+- ``mx``: MXFP8 blocks of 32 along either axis (the roofline's ``mxfp8``): every operand is
+  cast twice, once along each axis (2 + 1 each), plus the block scales.
+- ``blockwise``: DeepSeek-V3's 1 x 128 activation tiles, cast along both axes as MX is, and
+  128 x 128 weight blocks, whose one cast serves both GEMMs (report, section 3.3).
+
+Full recompute runs the forward casts again, except a weight cast once per step."""
 
 
 def linear_input_elements_per_token(model: ModelSpec) -> float:
@@ -187,17 +225,75 @@ def linear_input_elements_per_token(model: ModelSpec) -> float:
     return attention + routed_inputs + shared_inputs + routed_width(model)
 
 
-def fp8_cast_bytes_per_token(
-    model: ModelSpec, recipe: str, tp: npt.ArrayLike, forward_passes: npt.ArrayLike = 1.0
+def linear_output_elements_per_token(model: ModelSpec) -> float:
+    """Elements per token leaving one layer's linears, the shape of their output gradients:
+    ``q + 2 k`` out of QKV, ``h`` out of the output projection, ``2 F`` (gated) or ``F`` out of
+    the MLP's up projection and ``h`` out of its down projection; each routed expert and the
+    shared experts produce their own."""
+    up_per_width = 2.0 if model.gated_mlp else 1.0
+    attention = float(model.q_width + 2 * model.kv_width + model.hidden_size)
+    if not model.is_moe:
+        return attention + up_per_width * model.intermediate_size + model.hidden_size
+    down_outputs = model.num_experts_per_token + (1 if model.shared_expert_intermediate_size else 0)
+    return attention + up_per_width * routed_width(model) + down_outputs * model.hidden_size
+
+
+def linear_weight_elements_per_layer(model: ModelSpec, ep: npt.ArrayLike) -> FloatArray:
+    """Weights of one layer's linears held on a rank before tensor parallelism splits them,
+    averaged over the layers: the attention projections and the dense MLP, or the router-free
+    MoE block with ``E / ep`` routed experts on the rank."""
+    attention = float(model.attention_params_per_layer())
+    dense = attention + model.mlp_params(model.intermediate_size)
+    if not model.is_moe:
+        return np.full(np.shape(ep), dense, dtype=float)
+    shared = (
+        model.mlp_params(model.shared_expert_intermediate_size)
+        if model.shared_expert_intermediate_size
+        else 0
+    )
+    local_experts = model.num_experts / np.maximum(np.asarray(ep, dtype=float), 1.0)
+    moe = attention + shared + local_experts * model.expert_params()
+    moe_share = model.num_moe_layers / model.num_layers
+    return np.asarray(moe_share * moe + (1.0 - moe_share) * dense, dtype=float)
+
+
+def fp8_cast_bytes_per_layer(
+    model: ModelSpec,
+    recipe: str,
+    tokens: npt.ArrayLike,
+    tp: npt.ArrayLike,
+    ep: npt.ArrayLike = 1.0,
+    forward_passes: npt.ArrayLike = 1.0,
+    micro_batches: npt.ArrayLike = 1.0,
 ) -> FloatArray:
-    """HBM bytes of one layer's fp8 activation casts per token on one rank: the linear inputs
-    (:func:`linear_input_elements_per_token`), split by TP, cast :data:`FP8_CASTS_PER_LINEAR`
-    times, the forward casts once per forward pass (two under full recompute)."""
-    elements = linear_input_elements_per_token(model) / np.asarray(tp, dtype=float)
-    per_cast = FP8_CAST_BYTES + FP8_SCALE_BYTES_PER_ELEMENT[recipe]
-    forward, backward = FP8_CASTS_PER_LINEAR[recipe]
-    casts = forward * np.asarray(forward_passes, dtype=float) + backward
-    return np.asarray(casts * per_cast * elements, dtype=float)
+    """HBM bytes of one layer's fp8 casts per micro-batch on one rank: each operand's elements
+    (:func:`linear_input_elements_per_token`, :func:`linear_output_elements_per_token` times the
+    micro-batch's ``tokens``, :func:`linear_weight_elements_per_layer`), split by TP, times the
+    recipe's bytes (:data:`FP8_CAST_BYTES`), the forward ones once per forward pass, a weight
+    cast once per step spread over the step's ``micro_batches``."""
+    cost = FP8_CAST_BYTES[recipe]
+    tp_size = np.asarray(tp, dtype=float)
+    passes = np.asarray(forward_passes, dtype=float)
+    token_count = np.asarray(tokens, dtype=float)
+    inputs = token_count * linear_input_elements_per_token(model) / tp_size
+    output_gradients = token_count * linear_output_elements_per_token(model) / tp_size
+    weights = linear_weight_elements_per_layer(model, ep) / tp_size
+
+    def moved(forward_and_backward: tuple[float, float], runs: FloatArray) -> FloatArray:
+        forward, backward = forward_and_backward
+        return np.asarray(forward * runs + backward, dtype=float)
+
+    weight_bytes = (
+        moved(cost.weight, np.ones_like(passes)) / np.maximum(micro_batches, 1.0)
+        if cost.weight_once_per_step
+        else moved(cost.weight, passes)
+    )
+    return np.asarray(
+        inputs * moved(cost.input, passes)
+        + output_gradients * moved(cost.output_gradient, passes)
+        + weights * weight_bytes,
+        dtype=float,
+    )
 
 
 FOREACH_STEP_ACCESSES = {"updated": 4.0, "gradient": 6.0, "state": 7.0}

@@ -51,7 +51,9 @@ def _choice(field_name: str, value: str, accepted: tuple[str, ...]) -> str:
     return text
 
 
-FP8_RECIPES = ("tensorwise", "rowwise", "mx", "blockwise")
+FP8_RECIPES = ("auto", "delayed", "tensorwise", "rowwise", "mx", "blockwise")
+"""``auto``: the recipe of the job's stack (``frameworks.KernelsPart.fp8_recipe``); or one of
+``traffic.FP8_CAST_BYTES``."""
 ATTENTION_KERNELS = ("flash2", "cudnn", "eager")
 MOE_DISPATCHES = ("all_to_all", "deepep")
 MOE_DISPATCH_DTYPES = ("bf16", "fp8")
@@ -153,7 +155,7 @@ class TrainingJob:
     fused_loss: bool = False
     compile: bool = False
     moe: MoEOptions = field(default_factory=MoEOptions)
-    fp8_recipe: str = "tensorwise"
+    fp8_recipe: str = "auto"
     tp_comm_overlap: bool = False
     fused_kernels: bool = False
     attention_kernel: str | None = None
