@@ -957,6 +957,10 @@ ENGLISH: dict[str, str] = dict(
         ),
         message("error.job_tokens", "tokens: must not be negative, got {value}"),
         message(
+            "error.job_fp8_all_gather",
+            "fp8_all_gather: gathers fp8 weights, so it needs precision: fp8, got {value}",
+        ),
+        message(
             "error.job_qlora_precision",
             "precision: QLoRA computes in bf16 or fp16 over 4-bit weights, got {value}; "
             "accepted: bf16, fp16, bf16-pure",

@@ -62,15 +62,53 @@ def test_fp8_recipes_that_scale_along_an_axis_move_more_than_per_tensor_scaling(
     assert moved["rowwise"] > moved["tensorwise"] > moved["mx"] > moved["delayed"]
 
 
-def test_transformer_engine_casts_the_weight_once_per_step():
+def test_a_stack_that_caches_fp8_weights_casts_them_once_per_step():
     from gpuplan.estimate.traffic import fp8_cast_bytes_per_layer
 
     model = load_model("llama-3.1-8b")
     weights = model.attention_params_per_layer() + model.mlp_params(model.intermediate_size)
-    for recipe, saved in (("delayed", 4 * weights * 3 / 4), ("tensorwise", 0.0)):
-        one = float(fp8_cast_bytes_per_layer(model, recipe, 4096.0, 1, micro_batches=1))
-        four = float(fp8_cast_bytes_per_layer(model, recipe, 4096.0, 1, micro_batches=4))
-        assert one - four == pytest.approx(saved)
+
+    def moved(micro_batches: int, caches: bool) -> float:
+        return float(
+            fp8_cast_bytes_per_layer(
+                model, "delayed", 4096.0, 1, micro_batches=micro_batches, caches_weights=caches
+            )
+        )
+
+    assert moved(1, True) - moved(4, True) == pytest.approx(4 * weights * 3 / 4)
+    assert moved(1, False) == pytest.approx(moved(4, False))
+
+
+def test_weights_gathered_in_fp8_leave_only_their_transpose_to_write():
+    from gpuplan.estimate.traffic import fp8_cast_bytes_per_layer, fp8_gathered_bytes_per_param
+
+    model = load_model("llama-3.1-8b")
+    weights = model.attention_params_per_layer() + model.mlp_params(model.intermediate_size)
+    cast = float(fp8_cast_bytes_per_layer(model, "tensorwise", 8192.0, 1))
+    gathered = float(
+        fp8_cast_bytes_per_layer(model, "tensorwise", 8192.0, 1, gathers_fp8_weights=True)
+    )
+    assert cast - gathered == pytest.approx((8 - 2) * weights)
+    assert 1.0 < fp8_gathered_bytes_per_param(model) < 1.2
+
+
+def test_fp8_all_gather_halves_the_fsdp_gathers_and_needs_fp8():
+    import gpuplan
+    from gpuplan.errors import InputError
+
+    base = {
+        "model": "llama-3.1-8b",
+        "precision": "fp8",
+        "framework": "torchtitan",
+        "hardware": {"gpu": "h100-sxm-80gb", "count": 64},
+        "strategy": {"zero": 3, "tp": 1, "pp": 1},
+    }
+    plain = gpuplan.estimate(base)
+    gathered = gpuplan.estimate({**base, "fp8_all_gather": True})
+    assert gathered["throughput"]["tokens_per_second"] > plain["throughput"]["tokens_per_second"]
+    assert gathered["memory"]["peak_bytes"] < plain["memory"]["peak_bytes"]
+    with pytest.raises(InputError, match="fp8_all_gather"):
+        gpuplan.estimate({**base, "precision": "bf16", "fp8_all_gather": True})
 
 
 def test_full_recompute_casts_the_forward_operands_again():

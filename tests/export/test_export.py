@@ -139,6 +139,26 @@ def test_megatron_script_carries_the_layout(scenario):
     assert text.startswith("#!/usr/bin/env bash\n")
 
 
+def test_exported_fp8_runs_the_recipe_and_gather_the_plan_was_timed_with():
+    job = {"model": "llama-3.1-8b", "tokens": "10B", "global_batch": 64, "precision": "fp8"}
+    sharded = _plan(dp=8, tp=1, pp=1, vpp=1, zero=3, recompute="full")
+    auto = export_plan(_plan(), parse_scenario(job), "megatron").text
+    assert "--fp8-recipe delayed" in auto and "--fp8-param-gather" not in auto
+    mx = parse_scenario({**job, "fp8_recipe": "mx", "fp8_all_gather": True})
+    assert "--fp8-recipe mxfp8" in export_plan(_plan(), mx, "megatron").text
+    assert "--fp8-param-gather" in export_plan(_plan(), mx, "megatron").text
+
+    def float8(scenario: dict) -> dict:
+        config = tomllib.loads(export_plan(sharded, parse_scenario(scenario), "torchtitan").text)
+        return config["quantize"]["linear"]
+
+    assert float8(job)["float8"]["recipe_name"] == "tensorwise"
+    assert float8(job)["float8"]["enable_fsdp_float8_all_gather"] is False
+    assert float8({**job, "fp8_all_gather": True})["float8"]["enable_fsdp_float8_all_gather"]
+    assert float8({**job, "fp8_recipe": "rowwise"})["float8"]["recipe_name"] == "rowwise"
+    assert float8({**job, "fp8_recipe": "mx"})["mx"]["recipe_name"] == "mxfp8_cublas"
+
+
 @pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
 def test_megatron_script_is_valid_bash(scenario, tmp_path):
     path = write_export(export_plan(_plan(recompute="full"), scenario, "megatron"), tmp_path)

@@ -286,7 +286,9 @@ class KernelsPart:
     (``traffic.FP8_CAST_BYTES``): ``delayed`` for Transformer Engine (Megatron-Core, NeMo, and
     Accelerate's TE and MS-AMP backends behind Hugging Face and DeepSpeed, whose
     ``FP8RecipeKwargs`` take an ``amax_history_len``), ``tensorwise`` for torchao's dynamic
-    scaling (torchtitan, FSDP2 stacks)."""
+    scaling (torchtitan, FSDP2 stacks); ``caches_fp8_weights`` whether the fp8 weights cast on a
+    step's first micro-batch serve the rest (Megatron-Core passes Transformer Engine
+    ``is_first_microbatch``, ``megatron/core/extensions/transformer_engine.py``)."""
 
     norm: str = "eager"
     swiglu: str = "eager"
@@ -301,6 +303,7 @@ class KernelsPart:
     rotates_by_concatenation: bool = False
     runs_transformers_modeling: bool = False
     fp8_recipe: str = "tensorwise"
+    caches_fp8_weights: bool = False
 
     @property
     def norm_input_bytes(self) -> float:
@@ -447,6 +450,11 @@ class FrameworkProfile:
     def runs_transformers_modeling(self) -> bool:
         return self.kernels.runs_transformers_modeling
 
+    def fp8_recipe_for(self, job_recipe: str) -> str:
+        """The fp8 recipe a job's ``fp8_recipe`` runs on this stack: the job's, or for ``auto``
+        the stack's own (``KernelsPart.fp8_recipe``)."""
+        return self.kernels.fp8_recipe if job_recipe == "auto" else job_recipe
+
     def resolved_dtype(self, dtype: str) -> str:
         """A part's dtype with ``param`` replaced by the dtype of the tensor the optimizer updates."""
         return self.weights.optimizer_dtype if dtype == "param" else dtype
@@ -478,6 +486,7 @@ _MEGATRON_KERNELS = KernelsPart(
     fused=True,
     softmax_bytes_per_score=2.0,
     fp8_recipe="delayed",
+    caches_fp8_weights=True,
 )
 PRESETS: dict[str, FrameworkProfile] = {
     "megatron": FrameworkProfile(

@@ -1220,7 +1220,8 @@ def framework_buffer_bytes(
     """Buffers the stack allocates beside the model states.
 
     - ZeRO-3 / FSDP: the root unit (:func:`fsdp_root_parameters`) and
-      :data:`FSDP_GATHERED_UNITS` layer units gathered in the parameter dtype, plus one unit's
+      :data:`FSDP_GATHERED_UNITS` layer units gathered in the parameter dtype (fp8 under
+      ``fp8_all_gather``), plus one unit's
       unsharded gradient in the parameter dtype and its copy into the ``reduce_dtype``
       reduce-scatter input, which coexist until the copy-in ends (FSDP2 ``foreach_reduce``:
       "only after the copy-in finishes can we free the gradients"); that unit is the largest
@@ -1249,7 +1250,8 @@ def framework_buffer_bytes(
         element = _per_layout(job, framework_codes, profiles, "param_element")
         reduce = _per_layout(job, framework_codes, profiles, "reduce")
         reduced_unit = np.maximum(stage.largest_layer, stage.head_or_embedding)
-        gathered = (root + FSDP_GATHERED_UNITS * stage.largest_layer) * element
+        gathered_element = np.where(job.fp8_all_gather, FP8_WEIGHT_BYTES, element)
+        gathered = root * element + FSDP_GATHERED_UNITS * stage.largest_layer * gathered_element
         gathered = gathered + reduced_unit * (element + reduce)
     fsdp_buffers = np.where(layout.zero == 3, gathered, 0.0)
 

@@ -82,7 +82,7 @@ from gpuplan.estimate.kernels import (
 from gpuplan.estimate.memory import BF16
 from gpuplan.estimate.moe import expert_dispatch_seconds, overlapped_dispatch_seconds
 from gpuplan.estimate.step_terms import LayoutTerms, layout_terms
-from gpuplan.estimate.traffic import fp8_cast_bytes_per_layer
+from gpuplan.estimate.traffic import fp8_cast_bytes_per_layer, fp8_gathered_bytes_per_param
 from gpuplan.hardware.cluster import Cluster
 from gpuplan.hardware.topology import PCIE_X16_BANDWIDTH
 from gpuplan.strategy import Layout
@@ -258,7 +258,8 @@ def estimate_step_time(
     memory_bound = terms.memory_bound_bytes / bandwidth
     if dtype == "fp8":
         memory_bound = (
-            memory_bound + layers_on_stage * fp8_cast_bytes(job, terms, profiles) / bandwidth
+            memory_bound
+            + layers_on_stage * fp8_cast_bytes(job, layout, terms, profiles) / bandwidth
         )
     if job.method == "qlora":
         memory_bound = memory_bound + qlora_dequantization_seconds(job, layout, bandwidth)
@@ -342,14 +343,19 @@ def estimate_step_time(
             return scatter
         return scatter + placed_replicas.collective_seconds("all_reduce", size / shard)
 
-    gather = gathered(stage_params * BF16)
+    gathered_bytes = np.where(
+        job.fp8_all_gather & (layout.zero == 3) & (dtype == "fp8"),
+        fp8_gathered_bytes_per_param(model),
+        BF16,
+    )
+    gather = gathered(stage_params * gathered_bytes)
     if np.any(terms.syncs_by_broadcast):
         broadcasts = shard * placed_shard.collective_seconds(
             "broadcast", stage_params * BF16 / shard
         )
         gather = np.where(terms.syncs_by_broadcast, broadcasts, gather)
     scatter = reduced(stage_params * reduce_bytes_per_param)
-    layer_gather = gathered(stage_params * BF16 / layers_on_stage)
+    layer_gather = gathered(stage_params * gathered_bytes / layers_on_stage)
     layer_scatter = reduced(stage_params * reduce_bytes_per_param / layers_on_stage)
     zero3_exposed = np.where(
         layout.zero == 3,
@@ -481,30 +487,34 @@ def zero3_exposed_seconds(
 
 
 def fp8_cast_bytes(
-    job: TrainingJob, terms: LayoutTerms, profiles: tuple[FrameworkProfile, ...]
+    job: TrainingJob,
+    layout: Layout,
+    terms: LayoutTerms,
+    profiles: tuple[FrameworkProfile, ...],
 ) -> FloatArray:
     """HBM bytes of one layer's fp8 casts per micro-batch on a rank
     (:func:`traffic.fp8_cast_bytes_per_layer`), under the job's recipe or, for ``auto``, the
-    recipe of each layout's stack (``KernelsPart.fp8_recipe``)."""
-    recipes = [
-        profile.kernels.fp8_recipe if job.fp8_recipe == "auto" else job.fp8_recipe
+    recipe of each layout's stack (``KernelsPart.fp8_recipe``), with the stack's weight cache
+    and, under ZeRO-3 with ``fp8_all_gather``, weights gathered in fp8."""
+    keys = [
+        (profile.fp8_recipe_for(job.fp8_recipe), profile.kernels.caches_fp8_weights)
         for profile in profiles
     ]
-    by_recipe = {
-        recipe: fp8_cast_bytes_per_layer(
+    by_key = {
+        key: fp8_cast_bytes_per_layer(
             job.model,
-            recipe,
+            key[0],
             terms.tokens,
             terms.tp,
             terms.groups["ep"].size,
             terms.forward_passes,
             terms.micro_batches,
+            caches_weights=key[1],
+            gathers_fp8_weights=job.fp8_all_gather & (layout.zero == 3),
         )
-        for recipe in set(recipes)
+        for key in set(keys)
     }
-    return np.asarray(
-        np.choose(terms.codes, [by_recipe[recipe] for recipe in recipes]), dtype=float
-    )
+    return np.asarray(np.choose(terms.codes, [by_key[key] for key in keys]), dtype=float)
 
 
 def hbm_efficiency(measured: MachineMeasurements | None, gpu_id: str) -> float:

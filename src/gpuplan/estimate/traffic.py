@@ -54,7 +54,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gpuplan.estimate.frameworks import DTYPE_BYTES, FrameworkProfile
-from gpuplan.estimate.memory import optimizer_state_bytes_per_param
+from gpuplan.estimate.memory import BF16, optimizer_state_bytes_per_param
 from gpuplan.workload.job import TrainingJob
 from gpuplan.workload.model import ModelSpec
 
@@ -158,19 +158,15 @@ class Fp8CastBytes:
     """HBM bytes per element that one recipe's casts move for each operand of a linear layer,
     per micro-batch, as ``(forward, backward)``: the input ``X`` (tokens x K), the output
     gradient ``dY`` (tokens x N) and the weight ``W`` (K x N). Reads count 2 bytes per bf16
-    value, writes 1 per fp8 value plus the recipe's scales. ``weight_once_per_step`` marks a
-    stack that casts the weight on the first micro-batch and reuses it for the rest."""
+    value, writes 1 per fp8 value plus the recipe's scales."""
 
     input: tuple[float, float]
     output_gradient: tuple[float, float]
     weight: tuple[float, float]
-    weight_once_per_step: bool = False
 
 
 FP8_CAST_BYTES: dict[str, Fp8CastBytes] = {
-    "delayed": Fp8CastBytes(
-        input=(4.0, 0.0), output_gradient=(0.0, 4.0), weight=(4.0, 0.0), weight_once_per_step=True
-    ),
+    "delayed": Fp8CastBytes(input=(4.0, 0.0), output_gradient=(0.0, 4.0), weight=(4.0, 0.0)),
     "tensorwise": Fp8CastBytes(input=(6.0, 0.0), output_gradient=(0.0, 6.0), weight=(5.0, 3.0)),
     "rowwise": Fp8CastBytes(input=(8.0, 0.0), output_gradient=(0.0, 8.0), weight=(3.0, 7.0)),
     "mx": Fp8CastBytes(
@@ -189,8 +185,7 @@ FP8_CAST_BYTES: dict[str, Fp8CastBytes] = {
 - ``delayed``: per-tensor scales from an amax history (Transformer Engine ``DelayedScaling``,
   the recipe of Megatron-Core and NeMo). The cast kernel records the amax as it reads, and
   ``cast_transpose`` writes both layouts the forward and backward GEMMs need in one pass:
-  read 2, write 1 + 1. Megatron-Core passes ``is_first_microbatch``, so the fp8 weight and its
-  transpose are cast once per optimizer step and reused by every later micro-batch.
+  read 2, write 1 + 1.
 - ``tensorwise``: per-tensor scales computed from the tensor being cast (torchao
   ``Float8Linear``'s dynamic scaling, torchtitan's float8). The amax is a reduction over the
   whole tensor that must finish before the cast starts, so it is a read of its own; torchao's
@@ -208,7 +203,20 @@ FP8_CAST_BYTES: dict[str, Fp8CastBytes] = {
 - ``blockwise``: DeepSeek-V3's 1 x 128 activation tiles, cast along both axes as MX is, and
   128 x 128 weight blocks, whose one cast serves both GEMMs (report, section 3.3).
 
-Full recompute runs the forward casts again, except a weight cast once per step."""
+Two things a stack does change the weight's share (:func:`fp8_cast_bytes_per_layer`): a stack
+that caches the fp8 weight casts it on the first micro-batch of a step and reuses it for the rest
+(Megatron-Core passes Transformer Engine ``is_first_microbatch``;
+``KernelsPart.caches_fp8_weights``), and a ZeRO-3 gather of fp8 weights casts each rank's shard
+before the all-gather, leaving the gathered weight only its transpose to write for the backward
+pass (:data:`FP8_GATHERED_WEIGHT_BYTES`). Full recompute runs the forward casts again, a cached
+weight's excepted."""
+
+FP8_GATHERED_WEIGHT_BYTES = (0.0, 2.0)
+"""(forward, backward) bytes per gathered fp8 weight element: torchao's
+``WeightWithDynamicFloat8CastTensor`` casts the shard before the all-gather
+(``fsdp_pre_all_gather``, a shard's worth, negligible against the gathered weight) and hands the
+GEMM the gathered fp8 weight; the input-gradient GEMM needs its transpose, one fp8 read and one
+write."""
 
 
 def linear_input_elements_per_token(model: ModelSpec) -> float:
@@ -257,6 +265,14 @@ def linear_weight_elements_per_layer(model: ModelSpec, ep: npt.ArrayLike) -> Flo
     return np.asarray(moe_share * moe + (1.0 - moe_share) * dense, dtype=float)
 
 
+def fp8_gathered_bytes_per_param(model: ModelSpec) -> float:
+    """Bytes per parameter a ZeRO-3 gather of fp8 weights moves: 1 for the layers' linear weights
+    (:func:`linear_weight_elements_per_layer`), bf16 for the rest (norms, embeddings and the
+    output head, which torchtitan's float8 leaves in bf16: ``filter_fqns = ["output"]``)."""
+    linear = model.num_layers * float(linear_weight_elements_per_layer(model, 1.0))
+    return float(BF16 - linear / model.total_params)
+
+
 def fp8_cast_bytes_per_layer(
     model: ModelSpec,
     recipe: str,
@@ -265,12 +281,15 @@ def fp8_cast_bytes_per_layer(
     ep: npt.ArrayLike = 1.0,
     forward_passes: npt.ArrayLike = 1.0,
     micro_batches: npt.ArrayLike = 1.0,
+    caches_weights: npt.ArrayLike = False,
+    gathers_fp8_weights: npt.ArrayLike = False,
 ) -> FloatArray:
     """HBM bytes of one layer's fp8 casts per micro-batch on one rank: each operand's elements
     (:func:`linear_input_elements_per_token`, :func:`linear_output_elements_per_token` times the
     micro-batch's ``tokens``, :func:`linear_weight_elements_per_layer`), split by TP, times the
-    recipe's bytes (:data:`FP8_CAST_BYTES`), the forward ones once per forward pass, a weight
-    cast once per step spread over the step's ``micro_batches``."""
+    recipe's bytes (:data:`FP8_CAST_BYTES`), the forward ones once per forward pass. The weight
+    moves :data:`FP8_GATHERED_WEIGHT_BYTES` where ``gathers_fp8_weights``, and where
+    ``caches_weights`` once per step, spread over the step's ``micro_batches``."""
     cost = FP8_CAST_BYTES[recipe]
     tp_size = np.asarray(tp, dtype=float)
     passes = np.asarray(forward_passes, dtype=float)
@@ -279,15 +298,17 @@ def fp8_cast_bytes_per_layer(
     output_gradients = token_count * linear_output_elements_per_token(model) / tp_size
     weights = linear_weight_elements_per_layer(model, ep) / tp_size
 
-    def moved(forward_and_backward: tuple[float, float], runs: FloatArray) -> FloatArray:
+    def moved(forward_and_backward: tuple[float, float], runs: npt.ArrayLike) -> FloatArray:
         forward, backward = forward_and_backward
-        return np.asarray(forward * runs + backward, dtype=float)
+        return np.asarray(forward * np.asarray(runs, dtype=float) + backward, dtype=float)
 
-    weight_bytes = (
-        moved(cost.weight, np.ones_like(passes)) / np.maximum(micro_batches, 1.0)
-        if cost.weight_once_per_step
-        else moved(cost.weight, passes)
+    cached = np.asarray(caches_weights, dtype=bool)
+    weight_bytes = np.where(
+        np.asarray(gathers_fp8_weights, dtype=bool),
+        moved(FP8_GATHERED_WEIGHT_BYTES, passes),
+        moved(cost.weight, np.where(cached, 1.0, passes)),
     )
+    weight_bytes = np.where(cached, weight_bytes / np.maximum(micro_batches, 1.0), weight_bytes)
     return np.asarray(
         inputs * moved(cost.input, passes)
         + output_gradients * moved(cost.output_gradient, passes)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import shlex
 
+from gpuplan.estimate.frameworks import PRESETS
 from gpuplan.export.layout import (
     ExportedFile,
     ExportError,
@@ -30,6 +31,16 @@ from gpuplan.export.megatron_model import Arguments, model_arguments
 MEGATRON_RELEASE = "core_v0.16.1"
 """The Megatron-LM release whose argument parser every flag of the script is checked against
 (tests/export/data/megatron_flags_core_v0.16.1.txt, written by scripts/megatron_flags.py)."""
+
+
+MEGATRON_FP8_RECIPES = {
+    "delayed": "delayed",
+    "tensorwise": "tensorwise",
+    "mx": "mxfp8",
+    "blockwise": "blockwise",
+}
+"""gpuplan's fp8 recipes as Megatron-Core's ``fp8_recipe`` names them
+(``megatron/core/transformer/transformer_config.py``); rowwise scaling has none."""
 
 
 def _check(layout: ExportLayout) -> None:
@@ -122,6 +133,13 @@ def _training_arguments(layout: ExportLayout) -> tuple[Arguments, list[str]]:
         arguments.append(("--fp16",))
     if job.precision == "fp8":
         arguments += [("--fp8-format", "hybrid"), ("--transformer-impl", "transformer_engine")]
+        recipe = PRESETS["megatron"].fp8_recipe_for(job.fp8_recipe)
+        if recipe in MEGATRON_FP8_RECIPES:
+            arguments.append(("--fp8-recipe", MEGATRON_FP8_RECIPES[recipe]))
+        else:
+            notes.append(f"fp8_recipe {recipe}: Megatron-LM has no such recipe; set --fp8-recipe")
+        if job.fp8_all_gather:
+            arguments.append(("--fp8-param-gather",))
     if job.precision == "bf16-pure":
         notes.append("Megatron-LM keeps fp32 main weights; bf16-pure is trained as bf16 mixed")
     if job.optimizer == "sgd":

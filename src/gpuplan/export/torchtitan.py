@@ -5,7 +5,8 @@ Keys follow torchtitan's job config (github.com/pytorch/torchtitan,
 (``torchtitan/models/llama3/train_configs/llama3_70b.toml``) as of the v0.2 line:
 ``[training] local_batch_size/global_batch_size``, ``[checkpoint] enable``, ``[compile]
 enable/components`` and fp8 through ``converters = ["quantize.linear.float8"]`` with a
-``[quantize.linear.float8]`` table.
+``[quantize.linear.float8]`` table (``recipe_name``, the FSDP fp8 all-gather), or
+``quantize.linear.mx`` for MXFP8.
 
 Mapping of the plan: ``dp`` is FSDP sharding (``data_parallel_shard_degree``) when ZeRO >= 1,
 plain replication (``data_parallel_replicate_degree``) when ZeRO is 0; ZeRO 1 and 2 keep the
@@ -17,6 +18,7 @@ rank's share of the global batch, cut into ``pipeline_parallel_microbatch_size``
 
 from __future__ import annotations
 
+from gpuplan.estimate.frameworks import PRESETS
 from gpuplan.export.layout import (
     ExportedFile,
     ExportError,
@@ -25,6 +27,7 @@ from gpuplan.export.layout import (
     require_full_training,
 )
 from gpuplan.export.toml_text import TomlValue, toml_document
+from gpuplan.workload.job import TrainingJob
 from gpuplan.workload.model import ModelSpec
 
 TORCHTITAN_RELEASE = "v0.2.2"
@@ -96,6 +99,30 @@ def _parallelism(layout: ExportLayout) -> dict[str, TomlValue]:
     return table
 
 
+def _float8_tables(
+    job: TrainingJob, layout: ExportLayout, recipe: str, notes: list[str]
+) -> dict[str, dict[str, TomlValue]]:
+    """The ``[quantize.linear.*]`` table of the job's fp8 recipe: torchao's float8 linears with
+    ``recipe_name`` tensorwise or rowwise and the FSDP fp8 all-gather the job asks for, or its
+    MX linears; torchtitan has no delayed or blockwise scaling and runs tensorwise instead."""
+    if recipe == "mx":
+        return {"quantize.linear.mx": {"recipe_name": "mxfp8_cublas", "filter_fqns": ["output"]}}
+    if recipe not in ("tensorwise", "rowwise"):
+        notes.append(f"fp8_recipe {recipe}: torchtitan has none; the config runs tensorwise")
+        recipe = "tensorwise"
+    gather = job.fp8_all_gather and layout.zero >= 1 and recipe == "tensorwise"
+    if job.fp8_all_gather and not gather:
+        notes.append("fp8_all_gather: torchao gathers fp8 weights under tensorwise FSDP only")
+    return {
+        "quantize.linear.float8": {
+            "recipe_name": recipe,
+            "enable_fsdp_float8_all_gather": gather,
+            "precompute_float8_dynamic_scale_for_fsdp": gather,
+            "filter_fqns": ["output"],
+        }
+    }
+
+
 def render_torchtitan(layout: ExportLayout) -> ExportedFile:
     _check(layout)
     job = layout.job
@@ -122,8 +149,11 @@ def render_torchtitan(layout: ExportLayout) -> ExportedFile:
     else:
         model_table["hf_assets_path"] = "./assets/hf/MODEL"
         notes.append("set [model] hf_assets_path to the folder holding the tokenizer")
+    recipe = PRESETS["torchtitan"].fp8_recipe_for(job.fp8_recipe)
     if job.precision == "fp8":
-        model_table["converters"] = ["quantize.linear.float8"]
+        model_table["converters"] = [
+            "quantize.linear.mx" if recipe == "mx" else "quantize.linear.float8"
+        ]
 
     training: dict[str, TomlValue] = {
         "local_batch_size": layout.local_batch if layout.pp > 1 else layout.micro_batch,
@@ -168,12 +198,7 @@ def render_torchtitan(layout: ExportLayout) -> ExportedFile:
     }
     notes.append(schedule.comment())
     if job.precision == "fp8":
-        shard = layout.zero >= 1
-        tables["quantize.linear.float8"] = {
-            "enable_fsdp_float8_all_gather": shard,
-            "precompute_float8_dynamic_scale_for_fsdp": shard,
-            "filter_fqns": ["output"],
-        }
+        tables.update(_float8_tables(job, layout, recipe, notes))
         if not job.compile:
             notes.append("float8 is fast only with [compile] enable = true")
     header = comment_block(

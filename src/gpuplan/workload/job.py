@@ -156,6 +156,9 @@ class TrainingJob:
     compile: bool = False
     moe: MoEOptions = field(default_factory=MoEOptions)
     fp8_recipe: str = "auto"
+    fp8_all_gather: bool = False
+    """ZeRO-3/FSDP gathers the linear weights in fp8, cast on each rank's shard before the
+    all-gather (torchao ``enable_fsdp_float8_all_gather``; Megatron ``--fp8-param-gather``)."""
     tp_comm_overlap: bool = False
     fused_kernels: bool = False
     attention_kernel: str | None = None
@@ -190,6 +193,8 @@ class TrainingJob:
             raise JobError.of(
                 "error.positive_whole_number", field="lora.rank", value=self.lora.rank
             )
+        if self.fp8_all_gather and self.precision != "fp8":
+            raise JobError.of("error.job_fp8_all_gather", value=self.precision)
         if self.method == "qlora" and self.precision in ("fp32", "fp8"):
             raise JobError.of("error.job_qlora_precision", value=self.precision)
         if self.method == "freeze":
