@@ -256,10 +256,13 @@ def estimate_step_time(
     )
 
     memory_bound = terms.memory_bound_bytes / bandwidth
+    gathers_fp8_weights = job.fp8_all_gather & (layout.zero >= 1) & (dtype == "fp8")
     if dtype == "fp8":
         memory_bound = (
             memory_bound
-            + layers_on_stage * fp8_cast_bytes(job, layout, terms, profiles) / bandwidth
+            + layers_on_stage
+            * fp8_cast_bytes(job, terms, profiles, gathers_fp8_weights)
+            / bandwidth
         )
     if job.method == "qlora":
         memory_bound = memory_bound + qlora_dequantization_seconds(job, layout, bandwidth)
@@ -343,11 +346,7 @@ def estimate_step_time(
             return scatter
         return scatter + placed_replicas.collective_seconds("all_reduce", size / shard)
 
-    gathered_bytes = np.where(
-        job.fp8_all_gather & (layout.zero == 3) & (dtype == "fp8"),
-        fp8_gathered_bytes_per_param(model),
-        BF16,
-    )
+    gathered_bytes = np.where(gathers_fp8_weights, fp8_gathered_bytes_per_param(model), BF16)
     gather = gathered(stage_params * gathered_bytes)
     if np.any(terms.syncs_by_broadcast):
         broadcasts = shard * placed_shard.collective_seconds(
@@ -488,14 +487,15 @@ def zero3_exposed_seconds(
 
 def fp8_cast_bytes(
     job: TrainingJob,
-    layout: Layout,
     terms: LayoutTerms,
     profiles: tuple[FrameworkProfile, ...],
+    gathers_fp8_weights: npt.ArrayLike,
 ) -> FloatArray:
     """HBM bytes of one layer's fp8 casts per micro-batch on a rank
     (:func:`traffic.fp8_cast_bytes_per_layer`), under the job's recipe or, for ``auto``, the
     recipe of each layout's stack (``KernelsPart.fp8_recipe``), with the stack's weight cache
-    and, under ZeRO-3 with ``fp8_all_gather``, weights gathered in fp8."""
+    and, where ``gathers_fp8_weights`` (``fp8_all_gather`` under ZeRO), weights gathered in
+    fp8."""
     keys = [
         (profile.fp8_recipe_for(job.fp8_recipe), profile.kernels.caches_fp8_weights)
         for profile in profiles
@@ -510,7 +510,7 @@ def fp8_cast_bytes(
             terms.forward_passes,
             terms.micro_batches,
             caches_weights=key[1],
-            gathers_fp8_weights=job.fp8_all_gather & (layout.zero == 3),
+            gathers_fp8_weights=gathers_fp8_weights,
         )
         for key in set(keys)
     }

@@ -206,7 +206,7 @@ FP8_CAST_BYTES: dict[str, Fp8CastBytes] = {
 Two things a stack does change the weight's share (:func:`fp8_cast_bytes_per_layer`): a stack
 that caches the fp8 weight casts it on the first micro-batch of a step and reuses it for the rest
 (Megatron-Core passes Transformer Engine ``is_first_microbatch``;
-``KernelsPart.caches_fp8_weights``), and a ZeRO-3 gather of fp8 weights casts each rank's shard
+``KernelsPart.caches_fp8_weights``), and a ZeRO gather of fp8 weights casts each rank's shard
 before the all-gather, leaving the gathered weight only its transpose to write for the backward
 pass (:data:`FP8_GATHERED_WEIGHT_BYTES`). Full recompute runs the forward casts again, a cached
 weight's excepted."""
@@ -266,7 +266,7 @@ def linear_weight_elements_per_layer(model: ModelSpec, ep: npt.ArrayLike) -> Flo
 
 
 def fp8_gathered_bytes_per_param(model: ModelSpec) -> float:
-    """Bytes per parameter a ZeRO-3 gather of fp8 weights moves: 1 for the layers' linear weights
+    """Bytes per parameter a ZeRO gather of fp8 weights moves: 1 for the layers' linear weights
     (:func:`linear_weight_elements_per_layer`), bf16 for the rest (norms, embeddings and the
     output head, which torchtitan's float8 leaves in bf16: ``filter_fqns = ["output"]``)."""
     linear = model.num_layers * float(linear_weight_elements_per_layer(model, 1.0))

@@ -138,7 +138,7 @@ def _training_arguments(layout: ExportLayout) -> tuple[Arguments, list[str]]:
             arguments.append(("--fp8-recipe", MEGATRON_FP8_RECIPES[recipe]))
         else:
             notes.append(f"fp8_recipe {recipe}: Megatron-LM has no such recipe; set --fp8-recipe")
-        if job.fp8_all_gather:
+        if job.fp8_all_gather and layout.zero >= 1:
             arguments.append(("--fp8-param-gather",))
     if job.precision == "bf16-pure":
         notes.append("Megatron-LM keeps fp32 main weights; bf16-pure is trained as bf16 mixed")

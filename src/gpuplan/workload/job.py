@@ -157,8 +157,9 @@ class TrainingJob:
     moe: MoEOptions = field(default_factory=MoEOptions)
     fp8_recipe: str = "auto"
     fp8_all_gather: bool = False
-    """ZeRO-3/FSDP gathers the linear weights in fp8, cast on each rank's shard before the
-    all-gather (torchao ``enable_fsdp_float8_all_gather``; Megatron ``--fp8-param-gather``)."""
+    """ZeRO/FSDP parameter gathers move the linear weights in fp8, cast on each rank's shard
+    before the all-gather (torchao ``enable_fsdp_float8_all_gather``; Megatron
+    ``--fp8-param-gather``); no effect without ZeRO."""
     tp_comm_overlap: bool = False
     fused_kernels: bool = False
     attention_kernel: str | None = None
