@@ -346,7 +346,11 @@ def estimate_step_time(
             return scatter
         return scatter + placed_replicas.collective_seconds("all_reduce", size / shard)
 
-    gathered_bytes = np.where(gathers_fp8_weights, fp8_gathered_bytes_per_param(model), BF16)
+    gathered_bytes = (
+        np.where(gathers_fp8_weights, fp8_gathered_bytes_per_param(model), BF16)
+        if np.any(gathers_fp8_weights)
+        else BF16
+    )
     gather = gathered(stage_params * gathered_bytes)
     if np.any(terms.syncs_by_broadcast):
         broadcasts = shard * placed_shard.collective_seconds(
