@@ -62,6 +62,52 @@ def test_fp8_recipes_that_scale_along_an_axis_move_more_than_per_tensor_scaling(
     assert moved["rowwise"] > moved["tensorwise"] > moved["mx"] > moved["delayed"]
 
 
+def test_rowwise_scaling_rescales_the_backward_gemm_outputs_it_cannot_scale():
+    from gpuplan.estimate.traffic import FP8_CAST_BYTES, fp8_cast_bytes_per_layer
+
+    model = load_model("llama-3.1-8b")
+    tokens = 8192.0
+    h, q, k, f = model.hidden_size, model.q_width, model.kv_width, model.intermediate_size
+    inputs = tokens * (2 * h + q + f)
+    gradients = tokens * (q + 2 * k + h + 2 * f + h)
+    weights = model.attention_params_per_layer() + model.mlp_params(f)
+    rowwise = float(fp8_cast_bytes_per_layer(model, "rowwise", tokens, 1))
+    casts = 8 * inputs + 8 * gradients + 10 * weights
+    assert rowwise == pytest.approx(casts + 4 * (inputs + weights))
+    assert all(
+        cost.gradient_rescale == 0 for name, cost in FP8_CAST_BYTES.items() if name != "rowwise"
+    )
+
+
+def test_tensor_parallel_ranks_cast_whole_tensors_unless_they_gather_fp8_shards():
+    from gpuplan.estimate.traffic import fp8_cast_bytes_per_layer
+
+    model = load_model("llama-3.1-8b")
+    tokens, tp = 8192.0, 8
+    h, q, f = model.hidden_size, model.q_width, model.intermediate_size
+
+    def moved(recipe: str, sequence_parallel: bool) -> float:
+        return float(
+            fp8_cast_bytes_per_layer(
+                model, recipe, tokens, tp, sequence_parallel=np.array([sequence_parallel])
+            )[0]
+        )
+
+    alone = float(fp8_cast_bytes_per_layer(model, "tensorwise", tokens, 1))
+    assert moved("tensorwise", True) == pytest.approx(alone / tp)
+    whole_inputs, whole_gradients = tokens * 2 * h * (1 - 1 / tp), tokens * 2 * h * (1 - 1 / tp)
+    assert moved("tensorwise", False) - moved("tensorwise", True) == pytest.approx(
+        6 * whole_inputs + 6 * whole_gradients
+    )
+    rescaled_input_gradients = tokens * (2 * h + (q + f) / tp)
+    shards = tokens * (2 * h + q + f) / tp
+    assert moved("rowwise", True) - float(
+        fp8_cast_bytes_per_layer(model, "rowwise", tokens, 1)
+    ) / tp == pytest.approx(
+        8 * whole_inputs + 8 * whole_gradients + 4 * (rescaled_input_gradients - shards)
+    )
+
+
 def test_a_stack_that_caches_fp8_weights_casts_them_once_per_step():
     from gpuplan.estimate.traffic import fp8_cast_bytes_per_layer
 

@@ -261,7 +261,7 @@ def estimate_step_time(
         memory_bound = (
             memory_bound
             + layers_on_stage
-            * fp8_cast_bytes(job, terms, profiles, gathers_fp8_weights)
+            * fp8_cast_bytes(job, terms, profiles, gathers_fp8_weights, layout.sequence_parallel)
             / bandwidth
         )
     if job.method == "qlora":
@@ -494,12 +494,13 @@ def fp8_cast_bytes(
     terms: LayoutTerms,
     profiles: tuple[FrameworkProfile, ...],
     gathers_fp8_weights: npt.ArrayLike,
+    sequence_parallel: npt.ArrayLike = False,
 ) -> FloatArray:
     """HBM bytes of one layer's fp8 casts per micro-batch on a rank
     (:func:`traffic.fp8_cast_bytes_per_layer`), under the job's recipe or, for ``auto``, the
     recipe of each layout's stack (``KernelsPart.fp8_recipe``), with the stack's weight cache
     and, where ``gathers_fp8_weights`` (``fp8_all_gather`` under ZeRO), weights gathered in
-    fp8."""
+    fp8; ``sequence_parallel`` per layout."""
     keys = [
         (profile.fp8_recipe_for(job.fp8_recipe), profile.kernels.caches_fp8_weights)
         for profile in profiles
@@ -515,6 +516,7 @@ def fp8_cast_bytes(
             terms.micro_batches,
             caches_weights=key[1],
             gathers_fp8_weights=gathers_fp8_weights,
+            sequence_parallel=sequence_parallel,
         )
         for key in set(keys)
     }

@@ -158,17 +158,32 @@ class Fp8CastBytes:
     """HBM bytes per element that one recipe's casts move for each operand of a linear layer,
     per micro-batch, as ``(forward, backward)``: the input ``X`` (tokens x K), the output
     gradient ``dY`` (tokens x N) and the weight ``W`` (K x N). Reads count 2 bytes per bf16
-    value, writes 1 per fp8 value plus the recipe's scales."""
+    value, writes 1 per fp8 value plus the recipe's scales. ``gradient_rescale`` is what a
+    recipe whose backward GEMMs cannot apply its scales moves per element of their outputs, the
+    input gradient (tokens x K) and the weight gradient (K x N): a kernel of its own reads the
+    bf16 result and writes it scaled. ``casts_token_shards`` says whether the stack casts each
+    rank's token shard before a sequence-parallel all-gather and gathers fp8 (Transformer
+    Engine; torchao's ``Float8ColwiseParallel`` and ``Float8RowwiseParallel``, which torchtitan
+    applies to tensorwise scaling only, ``enable_float8_tensorwise_tp``) or gathers bf16 and
+    casts the whole tensor on every rank."""
 
     input: tuple[float, float]
     output_gradient: tuple[float, float]
     weight: tuple[float, float]
+    gradient_rescale: float = 0.0
+    casts_token_shards: bool = True
 
 
 FP8_CAST_BYTES: dict[str, Fp8CastBytes] = {
     "delayed": Fp8CastBytes(input=(4.0, 0.0), output_gradient=(0.0, 4.0), weight=(4.0, 0.0)),
     "tensorwise": Fp8CastBytes(input=(6.0, 0.0), output_gradient=(0.0, 6.0), weight=(5.0, 3.0)),
-    "rowwise": Fp8CastBytes(input=(8.0, 0.0), output_gradient=(0.0, 8.0), weight=(3.0, 7.0)),
+    "rowwise": Fp8CastBytes(
+        input=(8.0, 0.0),
+        output_gradient=(0.0, 8.0),
+        weight=(3.0, 7.0),
+        gradient_rescale=4.0,
+        casts_token_shards=False,
+    ),
     "mx": Fp8CastBytes(
         input=(6.0 + 2 * MX_SCALE_BYTES, 0.0),
         output_gradient=(0.0, 6.0 + 2 * MX_SCALE_BYTES),
@@ -197,7 +212,13 @@ FP8_CAST_BYTES: dict[str, Fp8CastBytes] = {
 - ``rowwise``: scales along one axis (torchao ``rowwise``). The same roofline: the input and
   the output gradient are cast along rows while a transposed bf16 copy is written (2 + 1 + 2),
   then that copy is cast (2 + 1); the weight is cast forward (2 + 1), transposed (2 + 2) and
-  cast again backward (2 + 1).
+  cast again backward (2 + 1). Its two backward GEMMs accumulate exactly
+  (``Float8GemmConfig()``, ``use_fast_accum=False``, the default for ``grad_input`` and
+  ``grad_weight``), where the rowwise CUTLASS kernel is so slow that torchao runs cuBLAS's
+  tensorwise kernel with unit scales and multiplies the bf16 output by both row scales
+  afterwards (``torchao/float8/float8_ops.py`` ``addmm_float8_unwrapped``,
+  ``post_inverse_scale``); under ``torch.compile`` that is one more kernel per GEMM
+  (pytorch/ao issue 2184): 2 + 2 per element of the input and weight gradients.
 - ``mx``: MXFP8 blocks of 32 along either axis (the roofline's ``mxfp8``): every operand is
   cast twice, once along each axis (2 + 1 each), plus the block scales.
 - ``blockwise``: DeepSeek-V3's 1 x 128 activation tiles, cast along both axes as MX is, and
@@ -219,31 +240,47 @@ GEMM the gathered fp8 weight; the input-gradient GEMM needs its transpose, one f
 write."""
 
 
-def linear_input_elements_per_token(model: ModelSpec) -> float:
-    """Elements per token entering one layer's linears: ``h`` into QKV, ``q`` into the output
-    projection, ``h`` into the MLP and ``F`` into its down projection. Routed experts each take
-    their own copy of the token: ``k h`` in, plus ``h`` into the shared experts, and
-    :func:`routed_width` down (the dispatched copies are what each expert's GEMM quantizes:
-    Transformer Engine ``GroupedLinear``)."""
-    attention = float(model.hidden_size + model.q_width)
+def column_parallel_input_elements_per_token(model: ModelSpec) -> float:
+    """Elements per token entering one layer's column-parallel linears (Megatron-LM's
+    ``ColumnParallelLinear``: QKV, the MLP's and each expert's up projections), whose input
+    every tensor-parallel rank holds whole: ``h`` into QKV and ``h`` into the MLP; routed
+    experts each take their own copy of the token, ``k h``, plus ``h`` into the shared experts
+    (the dispatched copies are what each expert's GEMM quantizes: Transformer Engine
+    ``GroupedLinear``)."""
     if not model.is_moe:
-        return attention + model.hidden_size + model.intermediate_size
+        return float(2 * model.hidden_size)
     shared_inputs = model.hidden_size if model.shared_expert_intermediate_size else 0
     routed_inputs = model.num_experts_per_token * model.hidden_size
-    return attention + routed_inputs + shared_inputs + routed_width(model)
+    return float(model.hidden_size + routed_inputs + shared_inputs)
+
+
+def linear_input_elements_per_token(model: ModelSpec) -> float:
+    """Elements per token entering one layer's linears: the column-parallel inputs
+    (:func:`column_parallel_input_elements_per_token`) plus ``q`` into the output projection
+    and ``F``, or :func:`routed_width`, into the down projections."""
+    down_width = routed_width(model) if model.is_moe else model.intermediate_size
+    return column_parallel_input_elements_per_token(model) + model.q_width + down_width
+
+
+def row_parallel_output_elements_per_token(model: ModelSpec) -> float:
+    """Elements per token leaving one layer's row-parallel linears (the output and down
+    projections), whose output gradient every tensor-parallel rank holds whole: ``h`` each,
+    one per routed expert and one for the shared experts."""
+    if not model.is_moe:
+        return float(2 * model.hidden_size)
+    down_outputs = model.num_experts_per_token + (1 if model.shared_expert_intermediate_size else 0)
+    return float(model.hidden_size + down_outputs * model.hidden_size)
 
 
 def linear_output_elements_per_token(model: ModelSpec) -> float:
     """Elements per token leaving one layer's linears, the shape of their output gradients:
-    ``q + 2 k`` out of QKV, ``h`` out of the output projection, ``2 F`` (gated) or ``F`` out of
-    the MLP's up projection and ``h`` out of its down projection; each routed expert and the
-    shared experts produce their own."""
+    ``q + 2 k`` out of QKV, ``2 F`` (gated) or ``F`` out of the MLP's up projection, each routed
+    expert's up projection its own, plus the row-parallel outputs
+    (:func:`row_parallel_output_elements_per_token`)."""
     up_per_width = 2.0 if model.gated_mlp else 1.0
-    attention = float(model.q_width + 2 * model.kv_width + model.hidden_size)
-    if not model.is_moe:
-        return attention + up_per_width * model.intermediate_size + model.hidden_size
-    down_outputs = model.num_experts_per_token + (1 if model.shared_expert_intermediate_size else 0)
-    return attention + up_per_width * routed_width(model) + down_outputs * model.hidden_size
+    up_width = routed_width(model) if model.is_moe else model.intermediate_size
+    column_outputs = model.q_width + 2 * model.kv_width + up_per_width * up_width
+    return column_outputs + row_parallel_output_elements_per_token(model)
 
 
 def linear_weight_elements_per_layer(model: ModelSpec, ep: npt.ArrayLike) -> FloatArray:
@@ -283,19 +320,35 @@ def fp8_cast_bytes_per_layer(
     micro_batches: npt.ArrayLike = 1.0,
     caches_weights: npt.ArrayLike = False,
     gathers_fp8_weights: npt.ArrayLike = False,
+    sequence_parallel: npt.ArrayLike = False,
 ) -> FloatArray:
     """HBM bytes of one layer's fp8 casts per micro-batch on one rank: each operand's elements
     (:func:`linear_input_elements_per_token`, :func:`linear_output_elements_per_token` times the
-    micro-batch's ``tokens``, :func:`linear_weight_elements_per_layer`), split by TP, times the
-    recipe's bytes (:data:`FP8_CAST_BYTES`), the forward ones once per forward pass. The weight
+    micro-batch's ``tokens``, :func:`linear_weight_elements_per_layer`) on the rank, times the
+    recipe's bytes (:data:`FP8_CAST_BYTES`), the forward ones once per forward pass, and the
+    recipe's rescale of the input and weight gradients once per micro-batch. The weight
     moves :data:`FP8_GATHERED_WEIGHT_BYTES` where ``gathers_fp8_weights``, and where
-    ``caches_weights`` once per step, spread over the step's ``micro_batches``."""
+    ``caches_weights`` once per step, spread over the step's ``micro_batches``.
+
+    Under tensor parallelism each rank holds ``1/tp`` of the weights, of the column-parallel
+    outputs and of the row-parallel inputs, but the whole column-parallel input and the whole
+    row-parallel output gradient. A recipe that casts before the ``sequence_parallel``
+    all-gather (``Fp8CastBytes.casts_token_shards``) casts only its rank's ``1/tp`` of those
+    two; the input gradients its GEMMs write are whole for the column-parallel linears."""
     cost = FP8_CAST_BYTES[recipe]
     tp_size = np.asarray(tp, dtype=float)
     passes = np.asarray(forward_passes, dtype=float)
     token_count = np.asarray(tokens, dtype=float)
-    inputs = token_count * linear_input_elements_per_token(model) / tp_size
-    output_gradients = token_count * linear_output_elements_per_token(model) / tp_size
+    column_inputs = column_parallel_input_elements_per_token(model)
+    row_inputs = linear_input_elements_per_token(model) - column_inputs
+    row_outputs = row_parallel_output_elements_per_token(model)
+    column_outputs = linear_output_elements_per_token(model) - row_outputs
+    whole_share = np.where(
+        np.asarray(sequence_parallel, dtype=bool) & cost.casts_token_shards, 1.0 / tp_size, 1.0
+    )
+    inputs = token_count * (column_inputs * whole_share + row_inputs / tp_size)
+    output_gradients = token_count * (column_outputs / tp_size + row_outputs * whole_share)
+    input_gradients = token_count * (column_inputs + row_inputs / tp_size)
     weights = linear_weight_elements_per_layer(model, ep) / tp_size
 
     def moved(forward_and_backward: tuple[float, float], runs: npt.ArrayLike) -> FloatArray:
@@ -312,7 +365,8 @@ def fp8_cast_bytes_per_layer(
     return np.asarray(
         inputs * moved(cost.input, passes)
         + output_gradients * moved(cost.output_gradient, passes)
-        + weights * weight_bytes,
+        + weights * weight_bytes
+        + (input_gradients + weights) * cost.gradient_rescale,
         dtype=float,
     )
 
