@@ -15,6 +15,8 @@ from gpuplan.estimate.comm import (
     DEFAULT_LINKS,
     LL128_BANDWIDTH_SHARE,
     LL128_BASE_LATENCY,
+    LL_BANDWIDTH_SHARE,
+    LL_BASE_LATENCY,
     NETWORK,
     NVLINK,
     bus_bandwidth,
@@ -223,27 +225,37 @@ def test_nodes_with_fewer_nics_than_gpus_share_them():
         Cluster(gpu, count=64, nics_per_node=9)
 
 
-def test_nvlink_collectives_take_the_faster_protocol_and_pcie_keeps_simple():
-    """NCCL picks LL128 where its hops save more than its 8 % of bandwidth costs, and enables it
-    only where a node's GPUs talk over NVLink (``tuning.cc``)."""
-    size, hops = 64 * 1024, 7
+def test_collectives_take_the_fastest_protocol_and_only_nvlink_nodes_enable_ll128():
+    """NCCL picks LL for the smallest messages, LL128 where its hops save more than its 8 % of
+    bandwidth costs, and enables LL128 only where a node's GPUs talk over NVLink
+    (``tuning.cc``)."""
+    hops = 7
 
-    def transfer(bandwidth, link):
+    def transfer(size, bandwidth, link):
         return 7 / 8 * size / (bandwidth * float(link.efficiency(size)))
 
+    def protocols(size, bandwidth, link):
+        moved = transfer(size, bandwidth, link)
+        return {
+            "simple": BASE_LATENCY + hops * link.hop_latency + moved,
+            "ll128": LL128_BASE_LATENCY
+            + hops * link.ll128_hop_latency
+            + moved / LL128_BANDWIDTH_SHARE,
+            "ll": LL_BASE_LATENCY + hops * link.ll_hop_latency + moved / LL_BANDWIDTH_SHARE,
+        }
+
     h100 = cluster("h100-sxm-80gb", 8)
-    nvlink = transfer(h100.intra_node_bandwidth, NVLINK)
-    simple = BASE_LATENCY + hops * NVLINK.hop_latency + nvlink
-    ll128 = LL128_BASE_LATENCY + hops * NVLINK.ll128_hop_latency + nvlink / LL128_BANDWIDTH_SHARE
-    assert ll128 < simple
-    assert float(collective_seconds("all_gather", size, 8, 1, h100)) == pytest.approx(ll128)
-    large = float(collective_seconds("all_gather", GiB, 8, 1, h100))
-    large_transfer = 7 / 8 * GiB / (h100.intra_node_bandwidth * float(NVLINK.efficiency(GiB)))
-    assert large == pytest.approx(BASE_LATENCY + hops * NVLINK.hop_latency + large_transfer)
+    for size, fastest in ((1024, "ll"), (4 * 1024**2, "ll128"), (GiB, "simple")):
+        times = protocols(size, h100.intra_node_bandwidth, NVLINK)
+        assert min(times, key=times.get) == fastest
+        seconds = float(collective_seconds("all_gather", size, 8, 1, h100))
+        assert seconds == pytest.approx(times[fastest])
     l40s = cluster("l40s-48gb", 8)
     pcie = DEFAULT_LINKS["pcie"]
     assert np.isnan(pcie.ll128_hop_latency)
-    expected = BASE_LATENCY + hops * pcie.hop_latency + transfer(l40s.intra_node_bandwidth, pcie)
+    size = 1024**2
+    times = protocols(size, l40s.intra_node_bandwidth, pcie)
+    expected = min(times["simple"], times["ll"])
     assert float(collective_seconds("all_gather", size, 8, 1, l40s)) == pytest.approx(expected)
 
 

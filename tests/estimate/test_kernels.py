@@ -113,3 +113,11 @@ def test_flash_attention_2_runs_a_head_at_the_next_kernel_it_has():
     assert attention_share_of_peak("Hopper", "eager", 4096, 112) > attention_share_of_peak(
         "Hopper", "eager", 4096, 64
     )
+
+
+def test_fp8_gemms_write_their_result_in_bf16():
+    """Each of a linear's three GEMMs reads two fp8 matrices and writes the third in bf16."""
+    from gpuplan.estimate.kernels import MATMUL_ELEMENT_BYTES
+
+    assert MATMUL_ELEMENT_BYTES["fp8"] * 3 == pytest.approx(1 + 1 + 2)
+    assert MATMUL_ELEMENT_BYTES["bf16"] == 2

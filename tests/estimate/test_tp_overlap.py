@@ -49,3 +49,35 @@ def test_async_tp_leaves_the_summed_input_gradient_scatters_whole():
         one_of_four = plain["breakdown"]["tensor_parallel"] / 4
         exposed = overlapped["breakdown"]["tensor_parallel"]
         assert (exposed > one_of_four) == bool(unpipelined), framework
+
+
+def test_fp8_recipes_that_cast_token_shards_gather_fp8_and_reduce_bf16():
+    """Transformer Engine and torchao's float8 tensor parallelism cast each rank's token shard
+    before the sequence-parallel all-gather; torchtitan's rowwise runs gather bf16."""
+    from gpuplan.catalog import load_gpu
+    from gpuplan.estimate.comm import collective_seconds
+    from gpuplan.hardware.cluster import Cluster
+
+    scenario = {
+        "model": "llama-3.1-70b",
+        "seq_len": 4096,
+        "global_batch": 64,
+        "precision": "fp8",
+        "framework": "torchtitan",
+        "hardware": {"gpu": "h100-sxm-80gb", "count": 64},
+        "strategy": {"tp": 8, "zero": 3},
+    }
+
+    def tensor_parallel(recipe: str) -> float:
+        result = gpuplan.estimate({**scenario, "fp8_recipe": recipe})
+        return result["throughput"]["breakdown"]["tensor_parallel"]
+
+    activation = 4096 * 8192 * 2.0
+    node = Cluster(load_gpu("h100-sxm-80gb"), count=64)
+    gathered = float(collective_seconds("all_gather", activation / 2, 8, 1, node))
+    scattered = float(collective_seconds("reduce_scatter", activation, 8, 1, node))
+    reduced = float(collective_seconds("all_reduce", activation, 8, 1, node))
+    assert tensor_parallel("tensorwise") / tensor_parallel("rowwise") == pytest.approx(
+        (gathered + scattered) / reduced
+    )
+    assert 0.75 <= tensor_parallel("tensorwise") / tensor_parallel("rowwise") < 0.85

@@ -12,8 +12,9 @@ comparable to the bottleneck link's bandwidth whatever ``n``, so a collective ta
 The efficiency grows with the message, ``efficiency(S) = peak * S / (S + half_saturation)``, and
 the latency follows NCCL's ring model (NVIDIA/nccl ``src/graph/tuning.cc``): a base latency plus
 one per-hop latency for each of the ring's steps, network hops costing more than NVLink hops.
-Like NCCL, each call takes the faster of two protocols (:func:`protocol_seconds`): Simple, and
-LL128, whose hops cost less at 0.92 of the bandwidth, on nodes whose GPUs talk over NVLink.
+Like NCCL, each call takes the fastest of three protocols (:func:`protocol_seconds`): Simple;
+LL, whose hops cost least at half the bandwidth, for the smallest messages; and LL128, between
+the two at 0.92 of the bandwidth, on nodes whose GPUs talk over NVLink.
 
 **Topology** (:func:`group_placement`). Ranks are numbered tp (innermost), cp, ep-within-dp,
 dp, pp (outermost), Megatron-Core's default order (``megatron/core/parallel_state.py``,
@@ -66,13 +67,15 @@ class LinkModel:
     ``peak_efficiency`` is the share of the nominal one-direction bandwidth that busbw reaches on
     large messages; ``half_saturation_bytes`` the message size at which it reaches half of that;
     ``hop_latency`` the seconds each ring step adds under NCCL's Simple protocol,
-    ``ll128_hop_latency`` under LL128 (NaN where NCCL does not enable LL128).
+    ``ll128_hop_latency`` under LL128 (NaN where NCCL does not enable LL128), ``ll_hop_latency``
+    under LL (NVIDIA/nccl ``src/graph/tuning.cc`` ``hwLatencies``, Ring).
     """
 
     peak_efficiency: float | FloatArray
     half_saturation_bytes: float | FloatArray
     hop_latency: float | FloatArray
     ll128_hop_latency: float | FloatArray = float("nan")
+    ll_hop_latency: float | FloatArray = 1.0e-6
 
     def efficiency(self, size_bytes: ArrayLike) -> FloatArray:
         """``peak * S / (S + half_saturation)``; zero for an empty message."""
@@ -85,6 +88,7 @@ NVLINK = LinkModel(
     half_saturation_bytes=4 * 2**20,
     hop_latency=3.4e-6,
     ll128_hop_latency=1.9e-6,
+    ll_hop_latency=0.6e-6,
 )
 """NVLink/NVSwitch (and other GPU fabrics: AMD XGMI, Huawei HCCS). Peak: nccl-tests all-reduce
 busbw on 8xA100 is 234.89 GB/s of 300 (78 %), on 8xH200 with rings 367.61 of 450 (82 %), on
@@ -93,7 +97,7 @@ NCCL itself caps A100 busbw at 235 GB/s (``tuning.cc``). Half saturation: fitted
 ring latency below, to vTrain's A100 8-GPU all-reduce table (about 20 GB/s busbw at 1 MB, 130 at
 16 MB, 229 at 1 GB; shared/references/modeling-tools.md 4.3), which gives 0.77 and 3.9 MB,
 kept as the nccl-tests peak 0.78 and 4 MiB. Hop
-latency: NCCL ``tuning.cc`` ``hwLat[NVLINK][Ring][Simple]`` = 3.4 us, LL128 1.9 us."""
+latency: NCCL ``tuning.cc`` ``hwLat[NVLINK][Ring][Simple]`` = 3.4 us, LL128 1.9 us, LL 0.6 us."""
 
 HOST = LinkModel(peak_efficiency=0.45, half_saturation_bytes=4 * 2**20, hop_latency=5.7e-6)
 """PCIe without peer-to-peer (GeForce cards): NCCL's SHM transport stages every transfer in
@@ -113,13 +117,15 @@ memory. 8xRTX PRO 6000 Blackwell on PCIe 5.0 reach 37.6-41.1 GB/s all-reduce bus
 (voipmonitor/rtx6kpro ``hardware/pcie-bandwidth.md`` @070506ff, "8-GPU Results"); 0.62 sits
 between. Across CPU sockets peer-to-peer can fall below the host path (NVIDIA/nccl-tests issue
 74, A40 on dual EPYC), which NCCL's topology search avoids by choosing SHM there. Half
-saturation as NVLink; hop latency NCCL ``hwLat[PCI][Ring][Simple]``."""
+saturation as NVLink; hop latency NCCL ``hwLat[PCI][Ring][Simple]``, LL 1.0 us (the
+``LinkModel`` default, also the host path's)."""
 
 NETWORK = LinkModel(
     peak_efficiency=0.80,
     half_saturation_bytes=32 * 2**20,
     hop_latency=9.6e-6,
     ll128_hop_latency=4.0e-6,
+    ll_hop_latency=2.7e-6,
 )
 """InfiniBand, RoCE or EFA, one NIC per GPU. Peak: 400G InfiniBand NDR delivers about 40-46 GB/s
 per NIC of 50 (80-92 %) and ml-engineering's 4-node B200 EFA all-reduce derives 36.95 of 50 GB/s
@@ -127,13 +133,14 @@ per NIC (74 %); 0.80 sits between. Half saturation: fitted to that EFA sweep (bu
 16 MiB, 229 at 256 MiB, 362 at 1 GiB, 382 at 16 GiB on 32 GPUs), which gives 0.71 and 35 MB:
 networks need far larger messages than NVLink to saturate. Hop latency: NCCL
 ``hwLat[NET][Ring][Simple]`` = 9.6 us (14.0 in ``tuning.cc`` @ 5067397c); LL128 4.0 us there,
-used only between nodes whose GPUs talk over NVLink."""
+used only between nodes whose GPUs talk over NVLink; LL 2.7 us."""
 
 ETHERNET = LinkModel(
     peak_efficiency=0.40,
     half_saturation_bytes=32 * 2**20,
     hop_latency=9.6e-6,
     ll128_hop_latency=4.0e-6,
+    ll_hop_latency=2.7e-6,
 )
 """Plain Ethernet without RDMA: NCCL's socket transport over TCP, which copies through the host
 and the kernel's network stack. 4 nodes of 8xV100 on 100 GbE reach 4-6 GB/s all-reduce busbw
@@ -151,6 +158,14 @@ DEFAULT_LINKS: dict[str, LinkModel] = {
 
 BASE_LATENCY = 8.4e-6
 """Seconds every collective costs before its hops: NCCL ``tuning.cc`` ``baseLat[Ring][Simple]``."""
+
+LL_BASE_LATENCY = 6.6e-6
+LL_BANDWIDTH_SHARE = 0.5
+"""NCCL's LL protocol sends 4 data bytes with a 4-byte flag in every 8, so a receiver polls
+the flag instead of waiting for a fence: the cheapest hops (``LinkModel.ll_hop_latency``) at
+half of Simple's bus bandwidth, after a ring base latency of 6.6 us (NVIDIA/nccl
+``src/graph/tuning.cc``: ``baseLatencies`` Ring LL, ``busBw * .5``), on every kind of link;
+NCCL's tuner takes it for the smallest messages."""
 
 LL128_BASE_LATENCY = 14.0e-6
 LL128_BANDWIDTH_SHARE = 0.92
@@ -221,29 +236,40 @@ def protocol_latencies(
     intra: LinkModel,
     network: LinkModel,
     base_latency: float = BASE_LATENCY,
-) -> tuple[FloatArray, FloatArray]:
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Latency of a ring of ``intra_steps`` hops on the node link and ``network_steps`` across
-    the network under NCCL's Simple protocol and under LL128 (:data:`LL128_BASE_LATENCY` and
-    ``LinkModel.ll128_hop_latency``; NaN where the node link does not enable LL128)."""
+    the network under NCCL's Simple protocol, under LL128 (:data:`LL128_BASE_LATENCY` and
+    ``LinkModel.ll128_hop_latency``; NaN where the node link does not enable LL128) and under
+    LL (:data:`LL_BASE_LATENCY`, ``LinkModel.ll_hop_latency``)."""
     simple = base_latency + intra_steps * intra.hop_latency + network_steps * network.hop_latency
     ll128 = (
         LL128_BASE_LATENCY
         + intra_steps * intra.ll128_hop_latency
         + network_steps * network.ll128_hop_latency
     )
-    return np.asarray(simple, dtype=float), np.asarray(ll128, dtype=float)
-
-
-def protocol_seconds(transfer: FloatArray, latencies: tuple[FloatArray, FloatArray]) -> FloatArray:
-    """The faster of NCCL's Simple and LL128 protocols moving ``transfer`` seconds of data at
-    Simple's rate after their :func:`protocol_latencies`, as NCCL's tuner picks per call
-    (``tuning.cc``: latency plus bytes over bandwidth, least of the enabled protocols): Simple
-    ``latency + transfer``, LL128 ``latency + transfer / 0.92``; ``fmin`` keeps Simple where
-    LL128 is not enabled (NaN)."""
-    simple, ll128 = latencies
-    return np.asarray(
-        np.fmin(simple + transfer, ll128 + transfer / LL128_BANDWIDTH_SHARE), dtype=float
+    ll = (
+        LL_BASE_LATENCY
+        + intra_steps * intra.ll_hop_latency
+        + network_steps * network.ll_hop_latency
     )
+    return (
+        np.asarray(simple, dtype=float),
+        np.asarray(ll128, dtype=float),
+        np.asarray(ll, dtype=float),
+    )
+
+
+def protocol_seconds(
+    transfer: FloatArray, latencies: tuple[FloatArray, FloatArray, FloatArray]
+) -> FloatArray:
+    """The fastest of NCCL's Simple, LL128 and LL protocols moving ``transfer`` seconds of data
+    at Simple's rate after their :func:`protocol_latencies`, as NCCL's tuner picks per call
+    (``tuning.cc``: latency plus bytes over bandwidth, least of the enabled protocols): Simple
+    ``latency + transfer``, LL128 ``latency + transfer / 0.92``, LL ``latency + transfer /
+    0.5``; ``fmin`` skips LL128 where it is not enabled (NaN)."""
+    simple, ll128, ll = latencies
+    fastest = np.fmin(simple + transfer, ll128 + transfer / LL128_BANDWIDTH_SHARE)
+    return np.asarray(np.minimum(fastest, ll + transfer / LL_BANDWIDTH_SHARE), dtype=float)
 
 
 def flat_collective_seconds(
@@ -346,6 +372,7 @@ class ClusterRows:
                     ll128_hop_latency=self._per_row(
                         [pair[side].ll128_hop_latency for pair in pairs]
                     ),
+                    ll_hop_latency=self._per_row([pair[side].ll_hop_latency for pair in pairs]),
                 )
 
             self._stacked_links[key] = (stacked(0), stacked(1))
@@ -507,7 +534,9 @@ class PlacedGroup:
         )
         return np.where(n > 1, seconds, 0.0)
 
-    def _latencies(self, collective: str, base_latency: float) -> tuple[FloatArray, FloatArray]:
+    def _latencies(
+        self, collective: str, base_latency: float
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
         """:func:`protocol_latencies` of ``collective`` on this group, computed once."""
         key = (collective, base_latency)
         if key not in self._latency_cache:
@@ -521,7 +550,7 @@ class PlacedGroup:
         return self._latency_cache[key]
 
     @cached_property
-    def _latency_cache(self) -> dict[tuple[str, float], tuple[FloatArray, FloatArray]]:
+    def _latency_cache(self) -> dict[tuple[str, float], tuple[FloatArray, FloatArray, FloatArray]]:
         return {}
 
 

@@ -59,8 +59,12 @@ def alignment_share(*sizes: npt.ArrayLike) -> FloatArray:
     return np.where(remainders > 0, MISALIGNED_SHARE, 1.0)
 
 
-MATMUL_ELEMENT_BYTES = {"fp8": 1.0, "bf16": 2.0, "fp16": 2.0, "tf32": 4.0, "fp32": 4.0}
-"""Bytes per operand element of a GEMM in each matmul dtype."""
+MATMUL_ELEMENT_BYTES = {"fp8": 4.0 / 3.0, "bf16": 2.0, "fp16": 2.0, "tf32": 4.0, "fp32": 4.0}
+"""Bytes per element of a GEMM's three matrices in each matmul dtype, averaged over a linear's
+forward and two backward GEMMs, which share the three dimensions. An fp8 GEMM reads two fp8
+operands and writes its result in bf16 (``torch._scaled_mm`` ``out_dtype``, Transformer
+Engine's GEMM output), and each of the three matrices is the result of one of the three GEMMs:
+``(1 + 1 + 2) / 3`` bytes per element."""
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,9 @@ micro-batch of ``b * s / cp`` tokens costs:
 
 Communication (``comm.py``, on the cluster's own links: NVLink, PCIe with or without
 peer-to-peer, an RDMA network or TCP Ethernet): tensor parallel all-reduces (or all-gather +
-reduce-scatter under sequence parallelism, the same volume) four per layer and micro-batch, six
-with full recompute, five under torchtitan's per-op checkpointing
+reduce-scatter under sequence parallelism, the same volume; the all-gathers in fp8 where the
+fp8 recipe casts token shards, :func:`fp8_gathered_tensor_parallel_seconds`) four per layer and
+micro-batch, six with full recompute, five under torchtitan's per-op checkpointing
 (``step_terms.tensor_parallel_collectives``), exposed, or pipelined with their GEMMs under
 ``tp_comm_overlap`` (:func:`tensor_parallel_overlap_exposed`; PyTorch's async TP leaves the
 backward's reduce-scatters of summed input gradients whole, :data:`SUMMED_GRADIENT_SCATTERS`);
@@ -79,10 +80,14 @@ from gpuplan.estimate.kernels import (
     attention_share_of_peak,
     gemm_share_of_peak,
 )
-from gpuplan.estimate.memory import BF16
+from gpuplan.estimate.memory import BF16, FP8_WEIGHT_BYTES
 from gpuplan.estimate.moe import expert_dispatch_seconds, overlapped_dispatch_seconds
 from gpuplan.estimate.step_terms import LayoutTerms, layout_terms
-from gpuplan.estimate.traffic import fp8_cast_bytes_per_layer, fp8_gathered_bytes_per_param
+from gpuplan.estimate.traffic import (
+    FP8_CAST_BYTES,
+    fp8_cast_bytes_per_layer,
+    fp8_gathered_bytes_per_param,
+)
 from gpuplan.hardware.cluster import Cluster
 from gpuplan.hardware.topology import PCIE_X16_BANDWIDTH
 from gpuplan.strategy import Layout
@@ -281,6 +286,10 @@ def estimate_step_time(
     tp_collective = collective_seconds(
         "all_reduce", terms.activation_bytes, groups["tp"].size, groups["tp"].stride, cluster, links
     )
+    if dtype == "fp8":
+        tp_collective = fp8_gathered_tensor_parallel_seconds(
+            tp_collective, job, terms, profiles, layout, cluster, links
+        )
     tensor_parallel = layers_on_stage * tp_collectives * tp_collective
     if job.tp_comm_overlap:
         paired_gemm = layer_matmul / np.maximum(layers_on_stage, 1.0) / tp_collectives
@@ -521,6 +530,40 @@ def fp8_cast_bytes(
         for key in set(keys)
     }
     return np.asarray(np.choose(terms.codes, [by_key[key] for key in keys]), dtype=float)
+
+
+def fp8_gathered_tensor_parallel_seconds(
+    tp_collective: FloatArray,
+    job: TrainingJob,
+    terms: LayoutTerms,
+    profiles: tuple[FrameworkProfile, ...],
+    layout: Layout,
+    cluster: Cluster | ClusterRows,
+    links: dict[str, LinkModel],
+) -> FloatArray:
+    """One tensor-parallel all-reduce's worth of collectives where the fp8 recipe casts each
+    rank's token shard before the sequence-parallel all-gather (``Fp8CastBytes.
+    casts_token_shards``): the all-gather of the column-parallel inputs, forward, and of the
+    row-parallel output gradients, backward, moves fp8, the reduce-scatters stay bf16, so the
+    pair costs ``all_gather(S / 2) + reduce_scatter(S)``. Transformer Engine quantizes the
+    norm's output and gathers the fp8 data (``LayerNormLinear``: "All-gather is not supported
+    with FP8 column-wise data", so only the row-wise fp8 copy travels); torchao's
+    ``Float8ColwiseParallel`` casts the input before ``redistribute`` and
+    ``Float8RowwiseParallel`` casts the output gradient before the backward's gather
+    (``_NoopFwToFloat8BwDynamic``). Elsewhere ``tp_collective`` unchanged."""
+    shards = np.array(
+        [
+            FP8_CAST_BYTES[profile.fp8_recipe_for(job.fp8_recipe)].casts_token_shards
+            for profile in profiles
+        ]
+    )[terms.codes] & np.asarray(layout.sequence_parallel, dtype=bool)
+    if not np.any(shards):
+        return tp_collective
+    size, stride = terms.groups["tp"].size, terms.groups["tp"].stride
+    fp8_pair = collective_seconds(
+        "all_gather", terms.activation_bytes * FP8_WEIGHT_BYTES / BF16, size, stride, cluster, links
+    ) + collective_seconds("reduce_scatter", terms.activation_bytes, size, stride, cluster, links)
+    return np.asarray(np.where(shards, fp8_pair, tp_collective), dtype=float)
 
 
 def hbm_efficiency(measured: MachineMeasurements | None, gpu_id: str) -> float:
