@@ -191,14 +191,16 @@ def test_scenario_mapping():
 def test_a_stacks_kernels_and_checkpointing_reach_the_scenario():
     """NeMo AutoModel's MoE rows run Transformer Engine's fused norms and cuDNN attention with
     DeepEP, the round-robin balanced gate and activation checkpointing (their benchmark
-    configs); its 8B LoRA row none of these."""
+    configs); its 8B LoRA row, a Hugging Face model, Liger's fused norms and no checkpointing
+    (``use_liger_kernel`` defaults on)."""
     moe = next(r for r in THROUGHPUT if r.id == "automodel-qwen3-moe-30b-full-8g-2026-06")
     scenario = moe.scenario()
     assert scenario["attention_kernel"] == "cudnn" and scenario["fused_kernels"]
     assert scenario["moe"] == {"dispatch": "deepep", "routing": "round_robin"}
     assert scenario["strategy"]["recompute"] == "full"
     lora = next(r for r in THROUGHPUT if r.id == "automodel-llama3-8b-lora-1g-2026-06")
-    assert "attention_kernel" not in lora.scenario() and "fused_kernels" not in lora.scenario()
+    assert "attention_kernel" not in lora.scenario() and lora.scenario()["fused_kernels"]
+    assert not lora.scenario().get("fused_loss")
     assert lora.scenario()["strategy"]["recompute"] == "none"
 
 
