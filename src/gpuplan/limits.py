@@ -56,6 +56,7 @@ MAX_PARAMETERS = 10**14
 of bf16 weights)."""
 JOB_RANGES: dict[str, tuple[float, float]] = {
     "seq_len": (1, 16_777_216),
+    "document_tokens": (1, 16_777_216),
     "global_batch": (1, 1 << 30),
     "global_batch_tokens": (1, 1 << 50),
     "micro_batch": (1, 1 << 20),

@@ -955,6 +955,11 @@ ENGLISH: dict[str, str] = dict(
             "error.job_global_batch",
             "global_batch: must be a positive number of sequences, got {value}",
         ),
+        message(
+            "error.job_document_tokens",
+            "document_tokens: the documents packed into a sequence are 1 to seq_len ({seq_len}) "
+            "tokens long, got {value}",
+        ),
         message("error.job_tokens", "tokens: must not be negative, got {value}"),
         message(
             "error.job_fp8_all_gather",

@@ -26,7 +26,6 @@ from gpuplan.estimate.flops import (
     megatron_flops_per_token,
     megatron_three_quarters_flops_per_token,
     mfu,
-    packed_attended_keys_per_query,
     palm_flops_per_token,
     palm_params,
     tokens_per_second_from_flops_rate,
@@ -189,8 +188,21 @@ def test_causal_mask_halves_the_attention_core_for_long_sequences():
 
 
 def test_packed_documents_attend_within_each_document():
-    assert packed_attended_keys_per_query([4]) == pytest.approx(2.5)
-    assert packed_attended_keys_per_query([2, 2]) == pytest.approx(1.5)
+    """Documents of ``d`` tokens packed into ``s``: ``Σ L_i (L_i + 1) / 2 / Σ L_i`` keys per
+    query, ``(d + 1) / 2`` (Megatron-LM's FLOP counter takes Σ L_i² over documents)."""
+    assert float(attended_keys_per_query(4, chunk=4)) == pytest.approx(2.5)
+    assert float(attended_keys_per_query(4, chunk=2)) == pytest.approx(1.5)
+    model = load_model("llama-3.1-8b")
+    whole = forward_flops_per_token(model, 4096).attention_core
+    packed = forward_flops_per_token(model, 4096, document_tokens=256).attention_core
+    assert packed / whole == pytest.approx(257 / 4097)
+    job = TrainingJob(model=model, seq_len=4096, document_tokens=256)
+    flops = training_flops_per_token(job)
+    plain = training_flops_per_token(TrainingJob(model=model, seq_len=4096))
+    assert float(flops.parts["attention_core"]) == pytest.approx(
+        float(plain.parts["attention_core"]) * 257 / 4097
+    )
+    assert float(flops.parts["dense_mlp"]) == float(plain.parts["dense_mlp"])
 
 
 def test_seq_len_broadcasts():

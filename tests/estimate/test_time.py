@@ -254,3 +254,17 @@ def test_internevo_syncs_parameters_by_one_broadcast_per_shard_owner():
         return result["throughput"]["breakdown"]["data_parallel"]
 
     assert sync_seconds(0) > 5 * sync_seconds(8)
+
+
+def test_packed_documents_cut_the_attention_time_not_the_matmuls():
+    whole = _estimate(seq_len=8192, global_batch=64)["throughput"]["breakdown"]
+    packed = _estimate(seq_len=8192, global_batch=64, document_tokens=512)["throughput"]
+    assert packed["breakdown"]["attention"] < 0.25 * whole["attention"]
+    assert packed["breakdown"]["matmul"] == pytest.approx(whole["matmul"])
+
+
+def test_documents_longer_than_the_sequence_are_a_one_line_error():
+    from gpuplan.errors import InputError
+
+    with pytest.raises(InputError, match="document_tokens"):
+        _estimate(seq_len=4096, document_tokens=8192)

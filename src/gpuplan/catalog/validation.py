@@ -201,11 +201,15 @@ class ThroughputRow(ValidationRow):
     inter_node: str | None = None
     nics_per_node: int | None = None
     shard_group: int | None = None
+    document_tokens: int | None = None
 
     def scenario(self) -> dict[str, Any]:
         """The row's scenario, with the GPUs' power limit, the cluster network, the fp8
-        scaling recipe and a hybrid ZeRO shard group where the source states them."""
+        scaling recipe, a hybrid ZeRO shard group and the length of packed documents where the
+        source states them."""
         scenario = super().scenario()
+        if self.document_tokens:
+            scenario["document_tokens"] = self.document_tokens
         if self.shard_group:
             scenario.setdefault("strategy", {})["shard_group"] = self.shard_group
         if self.inter_node:
@@ -224,7 +228,7 @@ RowT = TypeVar("RowT", bound=ValidationRow)
 _INT_FIELDS = {
     "lora_rank", "lora_alpha", "capacity_bytes", "num_gpus", "dp", "tp", "pp", "vpp", "cp", "ep",
     "zero", "micro_batch", "seq_len", "global_batch", "measured_bytes", "nics_per_node",
-    "shard_group",
+    "shard_group", "document_tokens",
 }  # fmt: skip
 _FLOAT_FIELDS = {
     "lora_dropout", "tokens_per_second_per_gpu", "tflops_per_gpu", "mfu", "hfu", "peak_flops_assumed",

@@ -111,14 +111,6 @@ def _chunked_keys_per_query(length: FloatArray, chunk: float, causal: bool) -> F
     return keys / np.maximum(length, 1.0)
 
 
-def packed_attended_keys_per_query(document_lengths: npt.ArrayLike) -> float:
-    """Average keys per query when documents are packed into one sequence with a
-    document-causal mask: ``Σ L_i (L_i + 1) / 2 / Σ L_i`` (shared/references/modeling-tools.md,
-    section 4.3: attention cost follows Σ L_i² over documents, not the packed length)."""
-    lengths = np.asarray(document_lengths, dtype=float)
-    return float(np.sum(lengths * (lengths + 1.0) / 2.0) / np.sum(lengths))
-
-
 def attention_head_widths(model: ModelSpec) -> tuple[int, int]:
     """(query-key width, value width) of one head: ``head_dim`` twice, or for multi-head latent
     attention ``qk_nope + qk_rope`` and ``v_head_dim`` (DeepSeek-V2, section 2.1)."""
@@ -217,12 +209,15 @@ def forward_flops_per_token(
     causal: bool = True,
     layers: range | None = None,
     include_head: bool = True,
+    document_tokens: int | None = None,
 ) -> ForwardFlops:
     """Forward FLOPs per token: ``2 x`` the weights of each linear a token passes through, plus
     the attention core (module docstring). ``layers`` picks layer indices (default: all); the
     head is ``2 * d * V`` whether or not it is tied to the embedding. Layers with a sliding
     window (``ModelSpec.is_windowed_layer``) attend to at most ``sliding_window`` keys, layers
-    with chunked attention (``ModelSpec.is_chunked_layer``) to their own chunk's."""
+    with chunked attention (``ModelSpec.is_chunked_layer``) to their own chunk's, and every
+    layer only within its document where documents of ``document_tokens`` are packed into the
+    sequence (:func:`packed_document_chunk`)."""
     indices = range(model.num_layers) if layers is None else layers
     moe_layers = sum(1 for index in indices if model.is_moe_layer(index))
     dense_layers = len(indices) - moe_layers
@@ -230,28 +225,47 @@ def forward_flops_per_token(
         attention_projections=2.0 * len(indices) * attention_projection_weights(model),
         dense_mlp=2.0 * dense_layers * mlp_weights(model, model.intermediate_size),
         experts=2.0 * moe_layers * active_expert_weights(model) if moe_layers else 0.0,
-        attention_core=_attention_core(model, seq_len, causal, indices),
+        attention_core=_attention_core(model, seq_len, causal, indices, document_tokens),
         head=2.0 * model.hidden_size * model.vocab_size if include_head else 0.0,
     )
 
 
+def packed_document_chunk(chunk: int | None, document_tokens: int | None) -> int | None:
+    """The block a query attends within: its document where documents of ``document_tokens``
+    are packed back to back into the sequence under a document mask (the mask is the chunked
+    mask of :func:`attended_keys_per_query` with ``c`` the document length, Σ L_i² over the
+    documents; shared/references/modeling-tools.md, section 4.3), the smaller of that and a
+    chunked layer's own ``chunk``."""
+    blocks = [size for size in (chunk, document_tokens) if size is not None]
+    return min(blocks) if blocks else None
+
+
 def _attention_core(
-    model: ModelSpec, seq_len: ArrayLike, causal: bool, indices: range
+    model: ModelSpec,
+    seq_len: ArrayLike,
+    causal: bool,
+    indices: range,
+    document_tokens: int | None = None,
 ) -> FloatArray:
     """The attention core of the layers ``indices``: full, windowed and chunked layers each
-    by their own mask."""
+    by their own mask, inside each packed document (:func:`packed_document_chunk`); a
+    windowed layer sees the fewer of its window's and its document's keys."""
     windowed = sum(1 for index in indices if model.is_windowed_layer(index))
     chunked = sum(1 for index in indices if model.is_chunked_layer(index))
-    core = (len(indices) - windowed - chunked) * attention_core_forward_flops_per_token(
-        model, seq_len, causal
-    )
+    in_document = packed_document_chunk(None, document_tokens)
+    full = attention_core_forward_flops_per_token(model, seq_len, causal, chunk=in_document)
+    core = (len(indices) - windowed - chunked) * full
     if windowed:
-        core = core + windowed * attention_core_forward_flops_per_token(
+        window = attention_core_forward_flops_per_token(
             model, seq_len, causal, model.sliding_window
         )
+        core = core + windowed * np.minimum(window, full)
     if chunked:
         core = core + chunked * attention_core_forward_flops_per_token(
-            model, seq_len, causal, chunk=model.attention_chunk_size
+            model,
+            seq_len,
+            causal,
+            chunk=packed_document_chunk(model.attention_chunk_size, document_tokens),
         )
     return core
 
@@ -309,23 +323,22 @@ def training_flops_per_token(
     """
     model = job.model
     length = job.seq_len if seq_len is None else seq_len
+    documents = job.document_tokens
     codes = np.asarray(recompute)
     if job.method == "freeze":
         assert job.trainable_layers is not None
         first_trained = model.num_layers - job.trainable_layers
         trained = forward_flops_per_token(
-            model, length, causal, range(first_trained, model.num_layers)
+            model, length, causal, range(first_trained, model.num_layers), True, documents
         )
         frozen = forward_flops_per_token(
-            model, length, causal, range(first_trained), include_head=False
+            model, length, causal, range(first_trained), False, documents
         )
         backward_layers, linear_factor, frozen_forward = trained, 3.0, frozen
         head_factor = 2.0
     else:
-        backward_layers = forward_flops_per_token(model, length, causal)
-        frozen_forward = forward_flops_per_token(
-            model, length, causal, range(0), include_head=False
-        )
+        backward_layers = forward_flops_per_token(model, length, causal, None, True, documents)
+        frozen_forward = forward_flops_per_token(model, length, causal, range(0), False, documents)
         linear_factor = 2.0 if job.is_adapter else 3.0
         head_factor = linear_factor
     adapter_forward = 2.0 * adapter_params(job)

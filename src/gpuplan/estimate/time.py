@@ -250,9 +250,10 @@ def estimate_step_time(
         profile.attention_kernel if flash_attention else "eager" for profile in profiles
     ]
     query_key_width = attention_head_widths(model)[0]
+    attended_length = min(job.seq_len, job.document_tokens or job.seq_len)
     attention_shares = np.array(
         [
-            attention_share_of_peak(gpu.architecture, kernel, job.seq_len, query_key_width)
+            attention_share_of_peak(gpu.architecture, kernel, attended_length, query_key_width)
             for kernel in kernels_by_code
         ]
     )

@@ -148,6 +148,10 @@ class TrainingJob:
     optimizer: str = "adamw"
     framework: str = "auto"
     seq_len: int = 4096
+    document_tokens: int | None = None
+    """Mean tokens of the documents packed into each sequence, where attention is masked to
+    each document (variable-length FlashAttention, Transformer Engine's THD format, a
+    document-causal mask); None: one document fills the sequence."""
     global_batch: int = 256
     tokens: int = 0
     lora: LoraConfig = field(default_factory=LoraConfig)
@@ -188,6 +192,10 @@ class TrainingJob:
             raise JobError.of("error.job_seq_len", value=self.seq_len)
         if self.global_batch < 1:
             raise JobError.of("error.job_global_batch", value=self.global_batch)
+        if self.document_tokens is not None and not 1 <= self.document_tokens <= self.seq_len:
+            raise JobError.of(
+                "error.job_document_tokens", seq_len=self.seq_len, value=self.document_tokens
+            )
         if self.tokens < 0:
             raise JobError.of("error.job_tokens", value=self.tokens)
         if self.method in ("lora", "qlora") and self.lora.rank < 1:
