@@ -252,8 +252,7 @@ def _attention_core(
     windowed layer sees the fewer of its window's and its document's keys."""
     windowed = sum(1 for index in indices if model.is_windowed_layer(index))
     chunked = sum(1 for index in indices if model.is_chunked_layer(index))
-    in_document = packed_document_chunk(None, document_tokens)
-    full = attention_core_forward_flops_per_token(model, seq_len, causal, chunk=in_document)
+    full = attention_core_forward_flops_per_token(model, seq_len, causal, chunk=document_tokens)
     core = (len(indices) - windowed - chunked) * full
     if windowed:
         window = attention_core_forward_flops_per_token(
@@ -329,16 +328,23 @@ def training_flops_per_token(
         assert job.trainable_layers is not None
         first_trained = model.num_layers - job.trainable_layers
         trained = forward_flops_per_token(
-            model, length, causal, range(first_trained, model.num_layers), True, documents
+            model, length, causal, range(first_trained, model.num_layers), document_tokens=documents
         )
         frozen = forward_flops_per_token(
-            model, length, causal, range(first_trained), False, documents
+            model,
+            length,
+            causal,
+            range(first_trained),
+            include_head=False,
+            document_tokens=documents,
         )
         backward_layers, linear_factor, frozen_forward = trained, 3.0, frozen
         head_factor = 2.0
     else:
-        backward_layers = forward_flops_per_token(model, length, causal, None, True, documents)
-        frozen_forward = forward_flops_per_token(model, length, causal, range(0), False, documents)
+        backward_layers = forward_flops_per_token(model, length, causal, document_tokens=documents)
+        frozen_forward = forward_flops_per_token(
+            model, length, causal, range(0), include_head=False, document_tokens=documents
+        )
         linear_factor = 2.0 if job.is_adapter else 3.0
         head_factor = linear_factor
     adapter_forward = 2.0 * adapter_params(job)

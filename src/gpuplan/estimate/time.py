@@ -80,7 +80,7 @@ from gpuplan.estimate.kernels import (
     attention_share_of_peak,
     gemm_share_of_peak,
 )
-from gpuplan.estimate.memory import BF16, FP8_WEIGHT_BYTES
+from gpuplan.estimate.memory import BF16
 from gpuplan.estimate.moe import expert_dispatch_seconds, overlapped_dispatch_seconds
 from gpuplan.estimate.step_terms import LayoutTerms, layout_terms
 from gpuplan.estimate.traffic import (
@@ -562,7 +562,7 @@ def fp8_gathered_tensor_parallel_seconds(
         return tp_collective
     size, stride = terms.groups["tp"].size, terms.groups["tp"].stride
     fp8_pair = collective_seconds(
-        "all_gather", terms.activation_bytes * FP8_WEIGHT_BYTES / BF16, size, stride, cluster, links
+        "all_gather", terms.activation_bytes / 2.0, size, stride, cluster, links
     ) + collective_seconds("reduce_scatter", terms.activation_bytes, size, stride, cluster, links)
     return np.asarray(np.where(shards, fp8_pair, tp_collective), dtype=float)
 
