@@ -121,3 +121,21 @@ def test_fp8_gemms_write_their_result_in_bf16():
 
     assert MATMUL_ELEMENT_BYTES["fp8"] * 3 == pytest.approx(1 + 1 + 2)
     assert MATMUL_ELEMENT_BYTES["bf16"] == 2
+
+
+LIGER_B200_BF16_CUBLAS_MS = {256: 0.264, 512: 0.396, 1024: 0.685, 2048: 1.336}
+"""K -> cuBLAS median milliseconds of a B200 bf16 GEMM with M = 128256, N = 4096 (the output
+head's weight-gradient shapes), linkedin/Liger-Kernel pull request 1380 (2026-08-14), "B200
+BF16 results", cuBLAS column."""
+
+
+@pytest.mark.parametrize(("k", "measured_ms"), LIGER_B200_BF16_CUBLAS_MS.items())
+def test_gemm_model_follows_published_blackwell_gemm_times(k, measured_ms):
+    from gpuplan.estimate.kernels import gemm_seconds
+
+    gpu = load_gpu("b200-sxm-180gb")
+    rates = GemmRates(
+        gpu.peak("bf16"), gpu.matmul_ceiling_share("bf16"), gpu.hbm_bandwidth() * HBM_EFFICIENCY, 2
+    )
+    predicted_ms = float(gemm_seconds(128256, 4096, k, rates)) * 1e3
+    assert predicted_ms == pytest.approx(measured_ms, rel=0.12)
