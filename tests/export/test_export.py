@@ -159,6 +159,16 @@ def test_exported_fp8_runs_the_recipe_and_gather_the_plan_was_timed_with():
     assert float8({**job, "fp8_recipe": "mx"})["mx"]["recipe_name"] == "mxfp8_cublas"
 
 
+@pytest.mark.parametrize("fmt", ["torchtitan", "megatron", "deepspeed", "accelerate"])
+def test_every_export_says_the_plan_was_timed_with_packed_documents(fmt):
+    job = {"model": "llama-3.1-8b", "tokens": "10B", "global_batch": 64, "seq_len": 4096}
+    plan = _plan(dp=64, tp=1, pp=1, vpp=1, zero=3, recompute="full")
+    packed = export_plan(plan, parse_scenario({**job, "document_tokens": 384}), fmt)
+    plain = export_plan(plan, parse_scenario(job), fmt)
+    assert any("document_tokens 384" in note for note in packed.notes)
+    assert not any("document_tokens" in note for note in plain.notes)
+
+
 @pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
 def test_megatron_script_is_valid_bash(scenario, tmp_path):
     path = write_export(export_plan(_plan(recompute="full"), scenario, "megatron"), tmp_path)

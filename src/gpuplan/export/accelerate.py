@@ -38,6 +38,7 @@ def render_accelerate(layout: ExportLayout) -> ExportedFile:
         f"({job.global_batch} x {job.seq_len}))",
         f"{layout.schedule.comment()} (set them in the script)",
         "on each node set machine_rank (0..num_machines-1) and main_process_ip to node 0",
+        *layout.data_notes(),
         "the training script supplies the model, tokenizer, dataset and checkpoint directory",
     ]
     fsdp: dict[str, Any] = {

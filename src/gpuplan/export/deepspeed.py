@@ -50,6 +50,7 @@ def render_deepspeed(layout: ExportLayout) -> ExportedFile:
     job = layout.job
     notes = [
         layout.summary(),
+        *layout.data_notes(),
         f"gradient_accumulation_steps = {job.global_batch} / ({layout.micro_batch} x {layout.dp})",
         f"train for ceil({job.tokens} / ({job.global_batch} x {job.seq_len})) = "
         f"{layout.steps} optimizer steps (the training script sets this)",

@@ -75,6 +75,17 @@ class ExportLayout:
         """Sequences per data-parallel rank per optimizer step."""
         return self.job.global_batch // self.dp
 
+    def data_notes(self) -> list[str]:
+        """What every format's data pipeline must do for the plan's timing to hold."""
+        documents = self.job.document_tokens
+        if documents is None:
+            return []
+        return [
+            f"document_tokens {documents}: timed with documents packed into each "
+            f"{self.job.seq_len}-token sequence and attention masked per document "
+            "(variable-length attention): pack the data so"
+        ]
+
     def summary(self) -> str:
         return (
             f"{self.model.name} on {self.count} x {self.gpu.name} ({self.nodes} node(s) of "

@@ -171,6 +171,7 @@ def render_megatron(layout: ExportLayout) -> ExportedFile:
         *model_notes,
         *training_notes,
         "set DATA_PATH (Megatron .bin/.idx prefix), MEGATRON_LM (checkout), LR, CHECKPOINT_DIR",
+        *layout.data_notes(),
     ]
     tokenizer = layout.hf_repo or "PATH_OR_HF_REPO_OF_TOKENIZER"
     data_arguments: Arguments = [

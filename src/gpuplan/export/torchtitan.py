@@ -126,7 +126,7 @@ def _float8_tables(
 def render_torchtitan(layout: ExportLayout) -> ExportedFile:
     _check(layout)
     job = layout.job
-    notes: list[str] = []
+    notes: list[str] = layout.data_notes()
     flavor = torchtitan_flavor(layout.model)
     model_table: dict[str, TomlValue] = {}
     if flavor:
