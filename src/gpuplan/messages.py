@@ -1430,7 +1430,7 @@ ENGLISH: dict[str, str] = dict(
             "goodput {goodput}: checkpoint of {size} every {interval} (stall {stall}), "
             "one failure every {mtbf} expected",
         ),
-        message("speed.days", "{days} days to train {tokens} tokens"),
+        message("speed.run_length", "{duration} to train {tokens} tokens"),
         message(
             "interval.basis",
             "{coverage} interval from the model's errors on {rows} published runs of sources it was "

@@ -75,3 +75,18 @@ def test_a_plan_loads_no_pydantic_or_markdown():
     modules = loaded_modules("plan", "--preset", "student", "--limit", "1")
     assert "gpuplan.search.plan" in modules
     assert not {"pydantic", "rich.markdown", "fastapi"} & modules
+
+
+def test_a_short_estimate_shows_its_run_length_in_hours(cli, tmp_path):
+    path = tmp_path / "short.yaml"
+    path.write_text(
+        "model: llama-3.1-8b\nmethod: lora\nseq_len: 4096\nglobal_batch: 64\ntokens: 200M\n"
+        "hardware: {gpu: h100-sxm-80gb, count: 8}\n",
+        encoding="utf-8",
+    )
+    code, out, _ = cli("estimate", str(path), "--lang", "en")
+    assert code == 0
+    line = next(text for text in out.splitlines() if "to train 200M tokens" in text)
+    assert " h (" in line and "0.0 days" not in line
+    code, out, _ = cli("estimate", str(path), "--lang", "zh")
+    assert code == 0 and "小时" in next(t for t in out.splitlines() if "200M" in t and "训练" in t)

@@ -258,7 +258,7 @@ def show_speed(result: dict[str, Any]) -> None:
     from gpuplan.cli.tables import print_table, rich_table
     from gpuplan.i18n import current_language, translate
     from gpuplan.report.estimate import step_table
-    from gpuplan.report.interval import interval_line, throughput_text
+    from gpuplan.report.interval import interval_line, run_length_text, throughput_text
     from gpuplan.units import format_bytes, format_duration, format_tokens
 
     throughput = result["throughput"]
@@ -295,8 +295,8 @@ def show_speed(result: dict[str, Any]) -> None:
         console.print(
             "[bold]"
             + translate(
-                "speed.days",
-                days=f"{duration['days']:.1f} ({duration['days_low']:.1f}–{duration['days_high']:.1f})",
+                "speed.run_length",
+                duration=run_length_text(duration, current_language()),
                 tokens=format_tokens(duration["tokens"]),
             )
             + "[/bold]"
